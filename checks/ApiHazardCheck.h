@@ -1,0 +1,30 @@
+//===--- ApiHazardCheck.h - cudagraph-tidy ----------------------*- C++ -*-===//
+//
+// Reports calls to the catalog's APIs of one check that run under capture,
+// directly in a region or in a function reached from one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_TIDY_APIHAZARDCHECK_H
+#define CUDAGRAPH_TIDY_APIHAZARDCHECK_H
+
+#include "CudaGraphCheck.h"
+
+namespace clang::tidy::cudagraph {
+
+class ApiHazardCheck : public CudaGraphCheck {
+public:
+  ApiHazardCheck(StringRef Name, ClangTidyContext *Context);
+  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
+
+protected:
+  void checkCapture(CaptureAnalysis &Analysis) override;
+
+private:
+  const std::string ExtraFunctions;
+  const std::vector<Hazard> Hazards;
+};
+
+} // namespace clang::tidy::cudagraph
+
+#endif // CUDAGRAPH_TIDY_APIHAZARDCHECK_H

@@ -1,0 +1,525 @@
+//===--- CaptureAnalysis.cpp - cudagraph-tidy -----------------------------===//
+
+#include "CaptureAnalysis.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Analysis/Analyses/PostOrderCFGView.h"
+#include "clang/Analysis/CFG.h"
+#include "clang/Basic/SourceManager.h"
+
+namespace clang::tidy::cudagraph {
+
+const char DefaultLibraryHeaderRegex[] =
+    "(^|/)(ATen|c10|caffe2|torch/csrc|thrust|cub|cuda/std|cccl|pybind11)/|"
+    "(^|/)cuda[^/]*/(targets/[^/]+/)?include/";
+
+/// How deep the walk goes into library functions that have bodies in headers.
+static constexpr unsigned MaxLibraryDepth = 4;
+
+const RegionRoot *CapturedScope::rootOf(const Stmt *S) const {
+  if (!RegionStmts)
+    return Root;
+  auto It = RegionStmts->find(S);
+  return It == RegionStmts->end() ? nullptr : It->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Per-translation-unit cache shared by all checks
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct CacheEntry {
+  const ASTContext *Ctx = nullptr;
+  std::string Key;
+  std::unique_ptr<CaptureAnalysis> Analysis;
+};
+} // namespace
+
+static std::vector<CacheEntry> &cache() {
+  static std::vector<CacheEntry> Entries;
+  return Entries;
+}
+
+CaptureAnalysis &CaptureAnalysis::get(ASTContext &Ctx,
+                                      const CaptureOptions &Opts) {
+  std::string Key = Opts.key();
+  for (CacheEntry &E : cache())
+    if (E.Ctx == &Ctx && E.Key == Key)
+      return *E.Analysis;
+  CacheEntry &E = cache().emplace_back();
+  E.Ctx = &Ctx;
+  E.Key = std::move(Key);
+  E.Analysis.reset(new CaptureAnalysis(Ctx, Opts));
+  E.Analysis->run();
+  return *E.Analysis;
+}
+
+void CaptureAnalysis::reset() { cache().clear(); }
+
+CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
+    : Ctx(Ctx), SM(Ctx.getSourceManager()), BeginPatterns(Opts.BeginFunctions),
+      EndPatterns(Opts.EndFunctions), CapturedPatterns(Opts.CapturedFunctions),
+      LibraryRegex(Opts.LibraryHeaderRegex.empty()
+                       ? DefaultLibraryHeaderRegex
+                       : Opts.LibraryHeaderRegex) {}
+
+//===----------------------------------------------------------------------===//
+// User code and library code
+//===----------------------------------------------------------------------===//
+
+bool CaptureAnalysis::isUserFile(FileID FID) const {
+  auto [It, Inserted] = UserFileCache.try_emplace(FID, false);
+  if (!Inserted)
+    return It->second;
+  SourceLocation Start = SM.getLocForStartOfFile(FID);
+  bool User = Start.isValid() && !SM.isInSystemHeader(Start);
+  if (User) {
+    if (OptionalFileEntryRef FE = SM.getFileEntryRefForID(FID))
+      User = !LibraryRegex.match(FE->getName());
+    else
+      User = false; // built-in buffers, command line
+  }
+  return UserFileCache[FID] = User;
+}
+
+bool CaptureAnalysis::isUserLocation(SourceLocation Loc) const {
+  if (Loc.isInvalid())
+    return false;
+  return isUserFile(SM.getFileID(SM.getExpansionLoc(Loc)));
+}
+
+llvm::StringRef CaptureAnalysis::nameOf(const FunctionDecl *FD) {
+  auto [It, Inserted] = NameCache.try_emplace(FD);
+  if (Inserted)
+    It->second = Saver.save(matchName(FD));
+  return It->second;
+}
+
+std::string CaptureAnalysis::matchName(const FunctionDecl *FD) {
+  std::string Name = FD->getQualifiedNameAsString();
+  llvm::StringRef Stripped = stripCudaApiSuffix(Name);
+  return Stripped.size() == Name.size() ? Name : Stripped.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Calls inside a function
+//===----------------------------------------------------------------------===//
+
+static const CXXDestructorDecl *userDestructorOf(QualType T) {
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD || !RD->hasDefinition() || RD->hasTrivialDestructor())
+    return nullptr;
+  return RD->getDestructor();
+}
+
+static void collectCalls(const Stmt *S, std::vector<CallSite> &Out) {
+  if (!S)
+    return;
+  if (const auto *L = dyn_cast<LambdaExpr>(S)) {
+    // The body is a function of its own; only the captures run here.
+    Out.push_back({L, L->getBeginLoc(), L->getCallOperator()});
+    for (const Expr *Init : L->capture_inits())
+      collectCalls(Init, Out);
+    return;
+  }
+  if (const auto *CE = dyn_cast<CallExpr>(S)) {
+    Out.push_back({CE, CE->getExprLoc(), CE->getDirectCallee()});
+  } else if (const auto *CC = dyn_cast<CXXConstructExpr>(S)) {
+    Out.push_back({CC, CC->getBeginLoc(), CC->getConstructor()});
+  } else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    for (const Decl *D : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(D))
+        if (VD->hasLocalStorage() && !VD->getType()->isReferenceType())
+          if (const CXXDestructorDecl *Dtor = userDestructorOf(VD->getType()))
+            Out.push_back({nullptr, VD->getLocation(), Dtor});
+  }
+  for (const Stmt *Child : S->children())
+    collectCalls(Child, Out);
+}
+
+llvm::ArrayRef<CallSite> CaptureAnalysis::callsIn(const FunctionDecl *FD) {
+  auto [It, Inserted] = CallsCache.try_emplace(FD);
+  if (Inserted) {
+    std::vector<CallSite> Calls;
+    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD))
+      for (const CXXCtorInitializer *Init : Ctor->inits())
+        if (Init->isWritten())
+          collectCalls(Init->getInit(), Calls);
+    collectCalls(FD->getBody(), Calls);
+    // The map may have grown meanwhile; look the slot up again.
+    CallsCache[FD] = std::move(Calls);
+  }
+  return CallsCache[FD];
+}
+
+static const FunctionDecl *definitionOf(const FunctionDecl *FD) {
+  const FunctionDecl *Def = nullptr;
+  if (FD && FD->hasBody(Def) && Def && !Def->isDependentContext())
+    return Def;
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Begin and end events
+//===----------------------------------------------------------------------===//
+
+static const NamePatterns &builtinBegin() {
+  static const NamePatterns P(
+      "at::cuda::CUDAGraph::capture_begin|cudaStreamBeginCapture|"
+      "cudaStreamBeginCaptureToGraph|cuStreamBeginCapture|"
+      "cuStreamBeginCaptureToGraph");
+  return P;
+}
+
+static const NamePatterns &builtinEnd() {
+  static const NamePatterns P(
+      "at::cuda::CUDAGraph::capture_end|cudaStreamEndCapture|"
+      "cuStreamEndCapture");
+  return P;
+}
+
+CaptureAnalysis::Event CaptureAnalysis::apiEvent(const FunctionDecl *FD) {
+  if (!FD)
+    return Event::None;
+  // Cheap filter before building the qualified name.
+  if (BeginPatterns.empty() && EndPatterns.empty()) {
+    const IdentifierInfo *II = FD->getIdentifier();
+    if (!II || !II->getName().contains_insensitive("capture"))
+      return Event::None;
+  }
+  llvm::StringRef Name = nameOf(FD);
+  if (builtinBegin().matches(Name) || BeginPatterns.matches(Name))
+    return Event::Begin;
+  if (builtinEnd().matches(Name) || EndPatterns.matches(Name))
+    return Event::End;
+  return Event::None;
+}
+
+bool CaptureAnalysis::hasCaptureEvents(const FunctionDecl *FD) {
+  auto [It, Inserted] = EventsCache.try_emplace(FD, -1);
+  if (!Inserted)
+    return It->second == 1;
+  bool Found = false;
+  for (const CallSite &Site : callsIn(FD)) {
+    if (apiEvent(Site.Callee) != Event::None) {
+      Found = true;
+      break;
+    }
+    const FunctionDecl *Def = definitionOf(Site.Callee);
+    if (Def && Def != FD && isUserLocation(Def->getLocation()) &&
+        hasCaptureEvents(Def)) {
+      Found = true;
+      break;
+    }
+  }
+  EventsCache[FD] = Found ? 1 : 0;
+  return Found;
+}
+
+//===----------------------------------------------------------------------===//
+// The region dataflow
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Runs the "may be capturing" dataflow over one function's CFG. The state is
+/// the root of the capture that may be open, or null.
+class RegionDataflow {
+public:
+  using EventFn = llvm::function_ref<const RegionRoot *(
+      const CFGElement &, const RegionRoot *State, bool &IsEvent)>;
+  using RecordFn =
+      llvm::function_ref<void(const CFGElement *, const Stmt *Terminator,
+                              const RegionRoot *State)>;
+
+  RegionDataflow(const CFG &Cfg, EventFn OnElement)
+      : Cfg(Cfg), OnElement(OnElement), Order(&Cfg) {}
+
+  /// Returns the state at exit for \p Entry at entry.
+  const RegionRoot *solve(const RegionRoot *Entry) {
+    In.clear();
+    Out.clear();
+    bool Changed = true;
+    for (unsigned Iter = 0; Changed && Iter < 64; ++Iter) {
+      Changed = false;
+      for (const CFGBlock *B : Order) {
+        const RegionRoot *State = inState(B, Entry);
+        const RegionRoot *&Slot = In[B];
+        if (!Slot && State) {
+          Slot = State;
+          Changed = true;
+        }
+        const RegionRoot *NewOut = transfer(*B, Slot, nullptr);
+        const RegionRoot *&OutSlot = Out[B];
+        if (!OutSlot && NewOut) {
+          OutSlot = NewOut;
+          Changed = true;
+        }
+      }
+    }
+    return In.lookup(&Cfg.getExit());
+  }
+
+  void record(RecordFn Record) {
+    for (const CFGBlock *B : Order)
+      transfer(*B, In.lookup(B), &Record);
+  }
+
+private:
+  const RegionRoot *inState(const CFGBlock *B, const RegionRoot *Entry) {
+    if (B == &Cfg.getEntry())
+      return Entry;
+    for (const CFGBlock::AdjacentBlock &Pred : B->preds())
+      if (const CFGBlock *P = Pred.getReachableBlock())
+        if (const RegionRoot *S = Out.lookup(P))
+          return S;
+    return nullptr;
+  }
+
+  const RegionRoot *transfer(const CFGBlock &B, const RegionRoot *State,
+                             const RecordFn *Record) {
+    for (const CFGElement &E : B) {
+      if (Record && State)
+        (*Record)(&E, nullptr, State);
+      bool IsEvent = false;
+      const RegionRoot *Next = OnElement(E, State, IsEvent);
+      if (IsEvent)
+        State = Next;
+    }
+    if (Record && State && B.getTerminatorStmt())
+      (*Record)(nullptr, B.getTerminatorStmt(), State);
+    return State;
+  }
+
+  const CFG &Cfg;
+  EventFn OnElement;
+  PostOrderCFGView Order;
+  llvm::DenseMap<const CFGBlock *, const RegionRoot *> In, Out;
+};
+} // namespace
+
+static std::unique_ptr<CFG> buildCFG(const FunctionDecl *FD, ASTContext &Ctx) {
+  CFG::BuildOptions Options;
+  Options.AddImplicitDtors = true;
+  Options.AddTemporaryDtors = true;
+  Options.AddInitializers = true;
+  Options.setAllAlwaysAdd();
+  return CFG::buildCFG(FD, FD->getBody(), &Ctx, Options);
+}
+
+static const FunctionDecl *calleeOfElement(const CFGElement &E,
+                                           ASTContext &Ctx, const Stmt *&S) {
+  S = nullptr;
+  if (auto CS = E.getAs<CFGStmt>()) {
+    S = CS->getStmt();
+    if (const auto *CE = dyn_cast<CallExpr>(S))
+      return CE->getDirectCallee();
+    if (const auto *CC = dyn_cast<CXXConstructExpr>(S))
+      return CC->getConstructor();
+    return nullptr;
+  }
+  if (auto D = E.getAs<CFGImplicitDtor>())
+    return D->getDestructorDecl(Ctx);
+  return nullptr;
+}
+
+CaptureAnalysis::Event CaptureAnalysis::summaryEvent(const FunctionDecl *FD) {
+  if (Event E = apiEvent(FD); E != Event::None)
+    return E;
+  const FunctionDecl *Def = definitionOf(FD);
+  if (!Def || !isUserLocation(Def->getLocation()) || !hasCaptureEvents(Def))
+    return Event::None;
+  auto [It, Inserted] = SummaryCache.try_emplace(Def, Event::None);
+  if (!Inserted)
+    return It->second; // computed, or in progress (recursion: neutral)
+  std::unique_ptr<CFG> Cfg = buildCFG(Def, Ctx);
+  if (!Cfg)
+    return Event::None;
+  RegionRoot Dummy;
+  auto OnElement = [&](const CFGElement &E, const RegionRoot *State,
+                       bool &IsEvent) -> const RegionRoot * {
+    const Stmt *S;
+    const FunctionDecl *Callee = calleeOfElement(E, Ctx, S);
+    if (!Callee || Callee == Def)
+      return State;
+    Event Ev = summaryEvent(Callee);
+    IsEvent = Ev != Event::None;
+    return Ev == Event::Begin ? &Dummy : nullptr;
+  };
+  RegionDataflow Flow(*Cfg, OnElement);
+  Event Result = Event::None;
+  if (Flow.solve(nullptr))
+    Result = Event::Begin;
+  else if (!Flow.solve(&Dummy))
+    Result = Event::End;
+  SummaryCache[Def] = Result;
+  return Result;
+}
+
+const RegionRoot *CaptureAnalysis::newRoot(SourceLocation Loc,
+                                           std::string Note) {
+  return &Roots.emplace_back(RegionRoot{Loc, std::move(Note)});
+}
+
+void CaptureAnalysis::analyzeRegions(const FunctionDecl *FD) {
+  std::unique_ptr<CFG> Cfg = buildCFG(FD, Ctx);
+  if (!Cfg)
+    return;
+  llvm::DenseMap<const void *, const RegionRoot *> RootOfBegin;
+  auto OnElement = [&](const CFGElement &E, const RegionRoot *State,
+                       bool &IsEvent) -> const RegionRoot * {
+    const Stmt *S;
+    const FunctionDecl *Callee = calleeOfElement(E, Ctx, S);
+    if (!Callee)
+      return State;
+    Event Ev = summaryEvent(Callee);
+    if (Ev == Event::None)
+      return State;
+    IsEvent = true;
+    if (Ev == Event::End)
+      return nullptr;
+    const void *Key = S ? static_cast<const void *>(S) : Callee;
+    const RegionRoot *&Root = RootOfBegin[Key];
+    if (!Root) {
+      SourceLocation Loc = S ? (isa<CallExpr>(S) ? cast<CallExpr>(S)->getExprLoc()
+                                                 : S->getBeginLoc())
+                             : FD->getLocation();
+      std::string Note = "CUDA graph capture begins here";
+      if (apiEvent(Callee) == Event::None)
+        Note = isa<CXXConstructorDecl>(Callee)
+                   ? "CUDA graph capture begins when '" +
+                         cast<CXXConstructorDecl>(Callee)
+                             ->getParent()
+                             ->getNameAsString() +
+                         "' is constructed here"
+                   : "CUDA graph capture begins in '" +
+                         Callee->getNameAsString() + "', called here";
+      Root = newRoot(Loc, std::move(Note));
+    }
+    return Root;
+  };
+  RegionDataflow Flow(*Cfg, OnElement);
+  Flow.solve(nullptr);
+
+  auto &Set = RegionSets.emplace_back();
+  std::vector<std::pair<CallSite, const RegionRoot *>> RegionCalls;
+  Flow.record([&](const CFGElement *E, const Stmt *Terminator,
+                  const RegionRoot *State) {
+    if (Terminator) {
+      Set.try_emplace(Terminator, State);
+      return;
+    }
+    const Stmt *S;
+    const FunctionDecl *Callee = calleeOfElement(*E, Ctx, S);
+    if (S)
+      Set.try_emplace(S, State);
+    // Begin and end events are not work done under capture.
+    if (Callee && summaryEvent(Callee) != Event::None)
+      return;
+    if (const auto *L = S ? dyn_cast<LambdaExpr>(S) : nullptr)
+      RegionCalls.push_back({{L, L->getBeginLoc(), L->getCallOperator()}, State});
+    else if (S && isa<CallExpr>(S))
+      RegionCalls.push_back({{S, cast<CallExpr>(S)->getExprLoc(), Callee}, State});
+    else if (S && isa<CXXConstructExpr>(S))
+      RegionCalls.push_back({{S, S->getBeginLoc(), Callee}, State});
+    else if (auto D = E->getAs<CFGAutomaticObjDtor>())
+      if (Callee && isUserLocation(Callee->getLocation()))
+        RegionCalls.push_back(
+            {{nullptr, D->getVarDecl()->getLocation(), Callee}, State});
+  });
+  if (Set.empty())
+    return;
+  Scopes.push_back({FD, nullptr, nullptr, &Set});
+  for (auto &[Site, Root] : RegionCalls)
+    addSite(Site, nullptr, Root);
+}
+
+//===----------------------------------------------------------------------===//
+// Reach
+//===----------------------------------------------------------------------===//
+
+void CaptureAnalysis::addSite(const CallSite &Site, const Reach *Context,
+                              const RegionRoot *Root) {
+  Sites.push_back({Site, Context, Root});
+  const FunctionDecl *Def = definitionOf(Site.Callee);
+  if (!Def || ReachedFunctions.count(Def))
+    return;
+  bool Library = !isUserLocation(Def->getLocation());
+  unsigned Depth = Library ? (Context ? Context->LibraryDepth : 0) + 1 : 0;
+  if (Library && (Depth > MaxLibraryDepth || Def->isInStdNamespace()))
+    return;
+  Reach &R = Reaches.emplace_back(Reach{Def, Site, Context, Root, Depth});
+  ReachedFunctions[Def] = &R;
+  Worklist.push_back(&R);
+}
+
+namespace {
+class UserFunctionCollector
+    : public RecursiveASTVisitor<UserFunctionCollector> {
+public:
+  UserFunctionCollector(const CaptureAnalysis &A,
+                        std::vector<const FunctionDecl *> &Out)
+      : A(A), Out(Out) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool shouldVisitLambdaBody() const { return true; }
+
+  bool TraverseDecl(Decl *D) {
+    if (!D)
+      return true;
+    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
+        !isa<LinkageSpecDecl>(D) && !A.isUserLocation(D->getLocation()))
+      return true;
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+  bool VisitFunctionDecl(FunctionDecl *FD) {
+    if (FD->doesThisDeclarationHaveABody() && !FD->isDependentContext())
+      Out.push_back(FD);
+    return true;
+  }
+  bool VisitLambdaExpr(LambdaExpr *L) {
+    const CXXMethodDecl *Op = L->getCallOperator();
+    if (Op && Op->hasBody() && !Op->isDependentContext())
+      Out.push_back(Op);
+    return true;
+  }
+
+private:
+  const CaptureAnalysis &A;
+  std::vector<const FunctionDecl *> &Out;
+};
+} // namespace
+
+void CaptureAnalysis::run() {
+  UserFunctionCollector(*this, UserFunctions)
+      .TraverseDecl(Ctx.getTranslationUnitDecl());
+
+  for (const FunctionDecl *FD : UserFunctions)
+    if (hasCaptureEvents(FD))
+      analyzeRegions(FD);
+
+  if (!CapturedPatterns.empty())
+    for (const FunctionDecl *FD : UserFunctions)
+      if (!ReachedFunctions.count(FD) && CapturedPatterns.matches(matchName(FD))) {
+        const RegionRoot *Root = newRoot(
+            FD->getLocation(), "'" + FD->getNameAsString() +
+                                   "' is listed in CapturedFunctions and runs "
+                                   "under CUDA graph capture");
+        Reach &R = Reaches.emplace_back(Reach{FD, {}, nullptr, Root, 0});
+        ReachedFunctions[FD] = &R;
+        Worklist.push_back(&R);
+      }
+
+  while (!Worklist.empty()) {
+    const Reach *R = Worklist.front();
+    Worklist.pop_front();
+    Scopes.push_back({R->Function, R, R->Root, nullptr});
+    // callsIn may rehash the cache; copy the sites first.
+    std::vector<CallSite> Calls(callsIn(R->Function).begin(),
+                                callsIn(R->Function).end());
+    for (const CallSite &Site : Calls)
+      addSite(Site, R, R->Root);
+  }
+}
+
+} // namespace clang::tidy::cudagraph

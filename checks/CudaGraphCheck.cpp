@@ -1,0 +1,111 @@
+//===--- CudaGraphCheck.cpp - cudagraph-tidy ------------------------------===//
+
+#include "CudaGraphCheck.h"
+#include "CudaToolkitSupport.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::cudagraph {
+
+CudaGraphCheck::CudaGraphCheck(StringRef Name, ClangTidyContext *Context)
+    : ClangTidyCheck(Name, Context) {
+  CaptureOpts.BeginFunctions =
+      Options.getLocalOrGlobal("CaptureBeginFunctions", "").str();
+  CaptureOpts.EndFunctions =
+      Options.getLocalOrGlobal("CaptureEndFunctions", "").str();
+  CaptureOpts.CapturedFunctions =
+      Options.getLocalOrGlobal("CapturedFunctions", "").str();
+  CaptureOpts.LibraryHeaderRegex =
+      Options.getLocalOrGlobal("LibraryHeaderRegex", DefaultLibraryHeaderRegex)
+          .str();
+}
+
+void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
+  Options.store(Opts, "CaptureBeginFunctions", CaptureOpts.BeginFunctions);
+  Options.store(Opts, "CaptureEndFunctions", CaptureOpts.EndFunctions);
+  Options.store(Opts, "CapturedFunctions", CaptureOpts.CapturedFunctions);
+  Options.store(Opts, "LibraryHeaderRegex", CaptureOpts.LibraryHeaderRegex);
+}
+
+void CudaGraphCheck::registerPPCallbacks(const SourceManager &SM,
+                                         Preprocessor *PP,
+                                         Preprocessor *ModuleExpanderPP) {
+  addCudaToolkitSearchPaths(*PP);
+}
+
+void CudaGraphCheck::registerMatchers(MatchFinder *Finder) {
+  // One match per translation unit: the shared analysis walks only the code
+  // that matters (user functions and what capture regions reach).
+  Finder->addMatcher(translationUnitDecl().bind("tu"), this);
+}
+
+void CudaGraphCheck::check(const MatchFinder::MatchResult &Result) {
+  checkCapture(CaptureAnalysis::get(*Result.Context, CaptureOpts));
+}
+
+void CudaGraphCheck::onEndOfTranslationUnit() {
+  Reported.clear();
+  CaptureAnalysis::reset();
+}
+
+bool CudaGraphCheck::reportOnce(SourceLocation Loc, StringRef Message) {
+  if (!Reported.insert(Loc.getRawEncoding()).second)
+    return false;
+  diag(Loc, Message);
+  return true;
+}
+
+std::string CudaGraphCheck::displayName(const FunctionDecl *FD) {
+  if (const auto *MD = dyn_cast<CXXMethodDecl>(FD)) {
+    if (MD->getParent()->isLambda())
+      return "lambda";
+    std::string Class = MD->getParent()->getNameAsString();
+    if (Class == "TensorBase") // users write Tensor; TensorBase is internal
+      Class = "Tensor";
+    if (isa<CXXConstructorDecl>(MD))
+      return Class;
+    return Class + "::" + FD->getNameAsString();
+  }
+  return FD->getNameAsString();
+}
+
+SourceLocation CudaGraphCheck::anchorOf(CaptureAnalysis &Analysis,
+                                        const ReachedSite &Site,
+                                        const Reach *&Via) {
+  Via = nullptr;
+  if (Analysis.isUserLocation(Site.Site.Loc))
+    return Site.Site.Loc;
+  for (const Reach *R = Site.Context; R; R = R->Parent)
+    if (R->Site.Loc.isValid() && Analysis.isUserLocation(R->Site.Loc)) {
+      Via = R;
+      return R->Site.Loc;
+    }
+  return {};
+}
+
+void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
+                                   const Reach *Context,
+                                   const RegionRoot *Root) {
+  for (const Reach *R = Context; R; R = R->Parent) {
+    if (!R->Site.Loc.isValid() || !Analysis.isUserLocation(R->Site.Loc))
+      continue;
+    const FunctionDecl *F = R->Function;
+    if (isa<CXXDestructorDecl>(F))
+      diag(R->Site.Loc, "the destructor '%0' runs during capture when this "
+                        "variable goes out of scope",
+           DiagnosticIDs::Note)
+          << displayName(F);
+    else if (displayName(F) == "lambda")
+      diag(R->Site.Loc, "the lambda runs during capture", DiagnosticIDs::Note);
+    else
+      diag(R->Site.Loc, "'%0' is called here during capture",
+           DiagnosticIDs::Note)
+          << displayName(F);
+  }
+  if (Root && Root->Loc.isValid())
+    diag(Root->Loc, Root->Note, DiagnosticIDs::Note);
+}
+
+} // namespace clang::tidy::cudagraph

@@ -1,0 +1,53 @@
+//===--- CudaGraphCheck.h - cudagraph-tidy ----------------------*- C++ -*-===//
+//
+// The base of every cudagraph check: reads the options shared by all checks,
+// runs the shared capture analysis once per translation unit and writes
+// diagnostics whose notes walk the call chain back to where capture begins.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_TIDY_CUDAGRAPHCHECK_H
+#define CUDAGRAPH_TIDY_CUDAGRAPHCHECK_H
+
+#include "CaptureAnalysis.h"
+#include "HazardCatalog.h"
+#include "clang-tidy/ClangTidyCheck.h"
+
+namespace clang::tidy::cudagraph {
+
+class CudaGraphCheck : public ClangTidyCheck {
+public:
+  CudaGraphCheck(StringRef Name, ClangTidyContext *Context);
+  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
+  void registerPPCallbacks(const SourceManager &SM, Preprocessor *PP,
+                           Preprocessor *ModuleExpanderPP) override;
+  void registerMatchers(ast_matchers::MatchFinder *Finder) final;
+  void check(const ast_matchers::MatchFinder::MatchResult &Result) final;
+  void onEndOfTranslationUnit() override;
+
+protected:
+  /// Reports this check's findings from the shared analysis.
+  virtual void checkCapture(CaptureAnalysis &Analysis) = 0;
+
+  /// Emits \p Message at \p Loc unless this check already reported there.
+  /// Returns false (and emits nothing) for a duplicate.
+  bool reportOnce(SourceLocation Loc, StringRef Message);
+  /// Adds notes for the call chain from \p Context back to \p Root.
+  void addChainNotes(CaptureAnalysis &Analysis, const Reach *Context,
+                     const RegionRoot *Root);
+  /// Where a hazard found at \p Site is reported: the site itself in user
+  /// code, or the innermost call in user code that leads into the library
+  /// function containing it. Sets \p Via to that call's reach (or null).
+  static SourceLocation anchorOf(CaptureAnalysis &Analysis,
+                                 const ReachedSite &Site, const Reach *&Via);
+  /// How a function is named in diagnostics ('Tensor::item', 'lambda').
+  static std::string displayName(const FunctionDecl *FD);
+
+private:
+  CaptureOptions CaptureOpts;
+  llvm::DenseSet<unsigned> Reported;
+};
+
+} // namespace clang::tidy::cudagraph
+
+#endif // CUDAGRAPH_TIDY_CUDAGRAPHCHECK_H

@@ -1,0 +1,33 @@
+//===--- CudaGraphTidyModule.cpp - cudagraph-tidy -------------------------===//
+
+#include "DataDependentBranchCheck.h"
+#include "HostSyncCheck.h"
+#include "PinnedAllocCheck.h"
+#include "StatusQueryCheck.h"
+#include "clang-tidy/ClangTidyModule.h"
+#include "clang-tidy/ClangTidyModuleRegistry.h"
+
+namespace clang::tidy::cudagraph {
+
+class CudaGraphModule : public ClangTidyModule {
+public:
+  void addCheckFactories(ClangTidyCheckFactories &Factories) override {
+    Factories.registerCheck<DataDependentBranchCheck>(
+        "cudagraph-data-dependent-branch");
+    Factories.registerCheck<HostSyncCheck>("cudagraph-host-sync");
+    Factories.registerCheck<PinnedAllocCheck>("cudagraph-pinned-alloc");
+    Factories.registerCheck<StatusQueryCheck>("cudagraph-status-query");
+  }
+};
+
+// Registers the module with clang-tidy, in the plugin and in cudagraph-tidy.
+static ClangTidyModuleRegistry::Add<CudaGraphModule>
+    X("cudagraph-module", "Checks for CUDA graph capture hazards.");
+
+} // namespace clang::tidy::cudagraph
+
+namespace clang::tidy {
+// Referenced by cudagraph-tidy's main to keep the module linked in.
+// NOLINTNEXTLINE(misc-use-internal-linkage)
+volatile int CudaGraphModuleAnchorSource = 0;
+} // namespace clang::tidy

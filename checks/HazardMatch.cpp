@@ -1,0 +1,151 @@
+//===--- HazardMatch.cpp - cudagraph-tidy ---------------------------------===//
+
+#include "HazardMatch.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+
+namespace clang::tidy::cudagraph {
+
+static const Expr *unwrap(const Expr *E) {
+  while (E) {
+    E = E->IgnoreImplicit()->IgnoreParens();
+    if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = MT->getSubExpr();
+    else if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = BT->getSubExpr();
+    else if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
+      E = FC->getSubExpr();
+    else if (const auto *CE = dyn_cast<CXXConstructExpr>(E);
+             CE && CE->getNumArgs() >= 1 && !isa<CXXTemporaryObjectExpr>(E))
+      E = CE->getArg(0); // std::optional<bool>(true), Device(kCPU), ...
+    else
+      return E;
+  }
+  return E;
+}
+
+bool isConstantTrue(const Expr *E, const ASTContext &Ctx) {
+  E = unwrap(E);
+  if (!E || E->isValueDependent() || isa<CXXDefaultArgExpr>(E))
+    return false;
+  bool Value = false;
+  return E->getType()->isScalarType() &&
+         E->EvaluateAsBooleanCondition(Value, Ctx) && Value;
+}
+
+/// Whether an expression names the CPU device: kCPU, DeviceType::CPU,
+/// Device("cpu"), TensorOptions().device(kCPU), ...
+static bool mentionsCpuDevice(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+    StringRef Name = DRE->getDecl()->getName();
+    if (Name == "kCPU" || Name == "CPU")
+      return true;
+  }
+  if (const auto *SL = dyn_cast<StringLiteral>(S))
+    if (SL->getCharByteWidth() == 1 &&
+        (SL->getString() == "cpu" || SL->getString().starts_with("cpu:")))
+      return true;
+  for (const Stmt *Child : S->children())
+    if (mentionsCpuDevice(Child))
+      return true;
+  return false;
+}
+
+bool isBlockingHostCopy(const CallExpr *Call) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return false;
+  // Member calls carry the object as an implicit first argument in
+  // CXXOperatorCallExpr only; CXXMemberCallExpr arguments match parameters.
+  unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD);
+  bool ToCpu = false;
+  for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I) {
+    unsigned ArgIndex = I + Offset;
+    if (ArgIndex >= Call->getNumArgs())
+      break;
+    const Expr *Arg = Call->getArg(ArgIndex);
+    StringRef Param = FD->getParamDecl(I)->getName();
+    if (Param == "non_blocking") {
+      if (!isa<CXXDefaultArgExpr>(Arg)) {
+        bool Value = true;
+        const Expr *E = unwrap(Arg);
+        // A non_blocking flag that is not a constant false may be true.
+        if (!E || !E->EvaluateAsBooleanCondition(Value, FD->getASTContext()) ||
+            Value)
+          return false;
+      }
+      continue;
+    }
+    if (Param == "copy" || isa<CXXDefaultArgExpr>(Arg))
+      continue;
+    ToCpu = ToCpu || mentionsCpuDevice(Arg);
+  }
+  return ToCpu;
+}
+
+static bool isTensorType(QualType T) {
+  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  if (!RD)
+    return false;
+  std::string Name = RD->getQualifiedNameAsString();
+  return Name == "at::Tensor" || Name == "at::TensorBase";
+}
+
+static bool isTensorPrint(const FunctionDecl *FD) {
+  if (FD->getOverloadedOperator() != OO_LessLess || FD->getNumParams() != 2)
+    return false;
+  return isTensorType(FD->getParamDecl(1)->getType());
+}
+
+static bool passesTrueToParam(const CallExpr *Call, const NamePatterns &Names,
+                              const ASTContext &Ctx) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD);
+  for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I) {
+    if (I + Offset >= Call->getNumArgs())
+      break;
+    if (Names.matches(FD->getParamDecl(I)->getName()) &&
+        isConstantTrue(Call->getArg(I + Offset), Ctx))
+      return true;
+  }
+  return false;
+}
+
+const Hazard *matchHazard(CaptureAnalysis &Analysis,
+                          llvm::ArrayRef<Hazard> Hazards,
+                          const CallSite &Site) {
+  const FunctionDecl *FD = Site.Callee;
+  if (!FD || FD->isInvalidDecl())
+    return nullptr;
+  const auto *Call = dyn_cast_or_null<CallExpr>(Site.S);
+  for (const Hazard &H : Hazards) {
+    switch (H.Kind) {
+    case HazardKind::Callee:
+      if (H.Names.matches(Analysis.nameOf(FD)))
+        return &H;
+      break;
+    case HazardKind::HostCopy:
+      if (Call && H.Names.matches(Analysis.nameOf(FD)) &&
+          isBlockingHostCopy(Call))
+        return &H;
+      break;
+    case HazardKind::TensorPrint:
+      if (Call && isTensorPrint(FD))
+        return &H;
+      break;
+    case HazardKind::PinnedFlag:
+      if (Call && passesTrueToParam(Call, H.Names, Analysis.context()))
+        return &H;
+      break;
+    case HazardKind::Branch:
+    case HazardKind::RuntimeOnly:
+      break;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace clang::tidy::cudagraph

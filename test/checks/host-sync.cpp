@@ -1,0 +1,275 @@
+// RUN: %check_cudagraph_tidy %s cudagraph-host-sync %t -- -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <iostream>
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+// ---------------------------------------------------------------------------
+// Positive: raw CUDA between begin and end.
+void rawCapture(cudaStream_t s, float *dev, float *host) {
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSynchronize' blocks the host until all work on the device finishes during CUDA graph capture: the call fails with cudaErrorStreamCaptureUnsupported (900)
+  // CHECK-MESSAGES: :[[@LINE-3]]:3: note: CUDA graph capture begins here
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host until a stream drains
+  cudaMemcpy(host, dev, 16, cudaMemcpyDeviceToHost);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemcpy' copies synchronously on the legacy default stream during CUDA graph capture: with a non-blocking capture stream the copy runs eagerly
+  cudaMemset(dev, 0, 16);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemset' sets memory synchronously
+  cudaMemcpyAsync(host, dev, 16, cudaMemcpyDeviceToHost, s);
+  cudaMemsetAsync(dev, 0, 16, s);
+  cudaStreamEndCapture(s, &graph);
+  cudaDeviceSynchronize();
+}
+
+void driverCapture(CUstream s, CUevent e) {
+  CUgraph graph;
+  cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+  cuCtxSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cuCtxSynchronize' blocks the host
+  cuStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cuStreamSynchronize' blocks the host
+  cuEventSynchronize(e);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cuEventSynchronize' blocks the host
+  cuStreamEndCapture(s, &graph);
+}
+
+// Positive: libtorch, graph as object, reference, pointer and member.
+void torchObject(at::Tensor t, at::cuda::CUDAEvent &ev) {
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  float f = t.item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 'Tensor::item' copies a device value to the host and waits for it during CUDA graph capture: libtorch throws c10::Error "CUDA error: operation not permitted when stream is capturing"
+  auto s = t.sum().item();
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'Tensor::item' copies a device value
+  auto host = t.cpu();
+  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'Tensor::cpu' copies a tensor to the host
+  auto h2 = t.to(torch::kCPU);
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 'Tensor::to' copies a tensor to the host
+  auto h3 = t.to(at::Device("cpu"));
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 'Tensor::to' copies a tensor to the host
+  auto idx = t.nonzero();
+  // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'Tensor::nonzero' waits for the device to learn the size of its result
+  auto idx2 = at::nonzero(t);
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 'nonzero' waits for the device
+  auto sel = t.masked_select(t > 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'Tensor::masked_select' waits for the device
+  auto uq = at::unique_consecutive(t);
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: 'unique_consecutive' waits for the device
+  bool nz = t.is_nonzero();
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 'Tensor::is_nonzero' reads a device result on the host
+  bool eq = t.equal(t);
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 'Tensor::equal' reads a device result
+  bool close = at::allclose(t, t);
+  // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'allclose' reads a device result
+  std::cout << t;
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: 'operator<<' on a tensor copies the tensor to the host to print it
+  torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'synchronize' blocks the host until the device finishes
+  c10::cuda::device_synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'device_synchronize' blocks the host
+  c10::cuda::getCurrentCUDAStream().synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:37: warning: 'CUDAStream::synchronize' blocks the host until the stream drains
+  ev.synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:6: warning: 'CUDAEvent::synchronize' blocks the host until the event completes
+  // Capture-safe: non-blocking copies, nonzero_static, device work.
+  auto pinned = t.to(torch::kCPU, /*non_blocking=*/true);
+  auto fixed = at::nonzero_static(t, 16);
+  auto fixed2 = t.nonzero_static(16);
+  auto y = t.relu().add(1);
+  auto onDevice = t.to(torch::kCUDA);
+  graph.capture_end();
+  (void)f; (void)s; (void)nz; (void)eq; (void)close;
+}
+
+void torchReference(at::cuda::CUDAGraph &graph, at::Tensor t) {
+  graph.capture_begin();
+  t.item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'Tensor::item' copies a device value
+  graph.capture_end();
+}
+
+void torchPointer(at::cuda::CUDAGraph *graph, at::Tensor t) {
+  graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+  t.item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'Tensor::item' copies a device value
+  graph->capture_end();
+}
+
+struct Runner {
+  at::cuda::CUDAGraph graph_;
+  at::Tensor out_;
+  void capture() {
+    graph_.capture_begin();
+    out_.cpu();
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: 'Tensor::cpu' copies a tensor to the host
+    graph_.capture_end();
+    out_.cpu(); // after capture: fine
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Negative: outside regions, before begin and after end, helpers only called
+// outside capture.
+void warmup(at::Tensor t) {
+  t.item<float>();
+  cudaDeviceSynchronize();
+}
+
+void notCaptured(at::cuda::CUDAGraph &graph, at::Tensor t) {
+  warmup(t);
+  t.cpu();
+  graph.capture_begin();
+  t.add_(1);
+  graph.capture_end();
+  t.cpu();
+  warmup(t);
+}
+
+// ---------------------------------------------------------------------------
+// Control flow: conditional begin, loops, early returns.
+void conditional(at::cuda::CUDAGraph &graph, at::Tensor t, bool useGraph) {
+  if (useGraph)
+    graph.capture_begin();
+  t.item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'Tensor::item' copies a device value
+  if (useGraph)
+    graph.capture_end();
+}
+
+void earlyReturn(at::cuda::CUDAGraph &graph, at::Tensor t, bool bail) {
+  graph.capture_begin();
+  if (bail) {
+    graph.capture_end();
+    return;
+  }
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSynchronize' blocks the host
+  graph.capture_end();
+  cudaDeviceSynchronize();
+}
+
+void loop(at::cuda::CUDAGraph *graphs, at::Tensor t, int n) {
+  for (int i = 0; i < n; ++i) {
+    t.cpu(); // first iteration runs before any capture, later ones after end
+    graphs[i].capture_begin();
+    t.add_(1);
+    graphs[i].capture_end();
+  }
+}
+
+void loopAroundSync(cudaStream_t s, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  for (int i = 0; i < n; ++i)
+    cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamSynchronize' blocks the host
+  cudaStreamEndCapture(s, &g);
+}
+
+// ---------------------------------------------------------------------------
+// Macros: the hazard is a macro argument.
+void macro(cudaStream_t s) {
+  cudaGraph_t g;
+  C10_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  C10_CUDA_CHECK(cudaStreamSynchronize(s));
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: 'cudaStreamSynchronize' blocks the host
+  C10_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+}
+
+#define SYNC_ALL() cudaDeviceSynchronize()
+void macroBody(cudaStream_t s) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  SYNC_ALL();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSynchronize' blocks the host
+  cudaStreamEndCapture(s, &g);
+}
+
+// ---------------------------------------------------------------------------
+// Templates: the hazard is in an instantiated helper.
+template <typename T> T readScalar(const at::Tensor &t) {
+  return t.item<T>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: 'Tensor::item' copies a device value
+  // CHECK-MESSAGES: :[[@LINE+8]]:3: note: 'readScalar' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE+6]]:9: note: CUDA graph capture begins here
+}
+
+template <typename T> T neverCaptured(const at::Tensor &t) { return t.item<T>(); }
+
+void templates(at::cuda::CUDAGraph &graph, at::Tensor t) {
+  graph.capture_begin();
+  readScalar<float>(t);
+  readScalar<double>(t);
+  graph.capture_end();
+  neverCaptured<float>(t);
+}
+
+// ---------------------------------------------------------------------------
+// Lambdas: called in the region, or defined in it and passed on.
+template <typename F> void forEachChunk(int n, F f) {
+  for (int i = 0; i < n; ++i)
+    f(i);
+}
+
+void lambdas(at::cuda::CUDAGraph &graph, at::Tensor t) {
+  auto sync = [&] { cudaDeviceSynchronize(); };
+  // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'cudaDeviceSynchronize' blocks the host
+  auto harmless = [&] { t.cpu(); };
+  graph.capture_begin();
+  sync();
+  forEachChunk(4, [&](int i) { t.select(0, i).item<float>(); });
+  // CHECK-MESSAGES: :[[@LINE-1]]:47: warning: 'Tensor::item' copies a device value
+  graph.capture_end();
+  harmless();
+}
+
+// ---------------------------------------------------------------------------
+// Interprocedural: helpers two calls deep, methods, library inline functions.
+namespace ops {
+void flush(cudaStream_t s) {
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host
+  // CHECK-MESSAGES: :[[@LINE+10]]:5: note: 'flush' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE+18]]:8: note: 'Op::launch' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE+16]]:11: note: CUDA graph capture begins here
+}
+void onlyOutside(cudaStream_t s) { cudaStreamSynchronize(s); }
+} // namespace ops
+
+struct Op {
+  cudaStream_t stream;
+  void launch() {
+    ops::flush(stream);
+  }
+};
+
+struct Model {
+  Op op;
+  at::cuda::CUDAGraph graph;
+  void capture() {
+    graph.capture_begin();
+    op.launch();
+    c10::cuda::stream_synchronize(op.stream);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'stream_synchronize' blocks the host until the device finishes
+    graph.capture_end();
+    ops::onlyOutside(op.stream);
+  }
+};
+
+// An inline library function that synchronizes inside: reported at the call.
+void libraryInside(at::cuda::CUDAGraph &graph, c10::cuda::CUDAStream s) {
+  graph.capture_begin();
+  s.synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'CUDAStream::synchronize' blocks the host
+  graph.capture_end();
+}
