@@ -114,6 +114,14 @@ static const CXXDestructorDecl *userDestructorOf(QualType T) {
   return RD->getDestructor();
 }
 
+SourceLocation CaptureAnalysis::visibleLoc(SourceLocation Loc) const {
+  // A call spelled inside a library macro (cuMemAllocHost expands to
+  // cuMemAllocHost_v2) is shown where the macro is used.
+  if (Loc.isMacroID() && !isUserFile(SM.getFileID(SM.getSpellingLoc(Loc))))
+    return SM.getExpansionLoc(Loc);
+  return Loc;
+}
+
 static void collectCalls(const Stmt *S, std::vector<CallSite> &Out) {
   if (!S)
     return;
@@ -148,6 +156,8 @@ llvm::ArrayRef<CallSite> CaptureAnalysis::callsIn(const FunctionDecl *FD) {
         if (Init->isWritten())
           collectCalls(Init->getInit(), Calls);
     collectCalls(FD->getBody(), Calls);
+    for (CallSite &Site : Calls)
+      Site.Loc = visibleLoc(Site.Loc);
     // The map may have grown meanwhile; look the slot up again.
     CallsCache[FD] = std::move(Calls);
   }
@@ -382,9 +392,10 @@ void CaptureAnalysis::analyzeRegions(const FunctionDecl *FD) {
     const void *Key = S ? static_cast<const void *>(S) : Callee;
     const RegionRoot *&Root = RootOfBegin[Key];
     if (!Root) {
-      SourceLocation Loc = S ? (isa<CallExpr>(S) ? cast<CallExpr>(S)->getExprLoc()
-                                                 : S->getBeginLoc())
-                             : FD->getLocation();
+      SourceLocation Loc = visibleLoc(
+          S ? (isa<CallExpr>(S) ? cast<CallExpr>(S)->getExprLoc()
+                                : S->getBeginLoc())
+            : FD->getLocation());
       std::string Note = "CUDA graph capture begins here";
       if (apiEvent(Callee) == Event::None)
         Note = isa<CXXConstructorDecl>(Callee)
@@ -431,8 +442,10 @@ void CaptureAnalysis::analyzeRegions(const FunctionDecl *FD) {
   if (Set.empty())
     return;
   Scopes.push_back({FD, nullptr, nullptr, &Set});
-  for (auto &[Site, Root] : RegionCalls)
+  for (auto &[Site, Root] : RegionCalls) {
+    Site.Loc = visibleLoc(Site.Loc);
     addSite(Site, nullptr, Root);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -111,6 +111,8 @@ public:
   ASTContext &context() const { return Ctx; }
   /// True when \p Loc is in the user's code (not a system or library header).
   bool isUserLocation(SourceLocation Loc) const;
+  /// \p Loc, or where a library macro that spells it is used.
+  SourceLocation visibleLoc(SourceLocation Loc) const;
   /// The calls made directly in \p FD's body (not in nested lambdas).
   llvm::ArrayRef<CallSite> callsIn(const FunctionDecl *FD);
 

@@ -68,7 +68,7 @@ std::string CudaGraphCheck::displayName(const FunctionDecl *FD) {
       return Class;
     return Class + "::" + FD->getNameAsString();
   }
-  return FD->getNameAsString();
+  return stripCudaApiSuffix(FD->getNameAsString()).str();
 }
 
 SourceLocation CudaGraphCheck::anchorOf(CaptureAnalysis &Analysis,

@@ -204,13 +204,14 @@ void DataDependentBranchCheck::checkCapture(CaptureAnalysis &Analysis) {
       if (!Root)
         return;
       const Stmt *Read = deviceRead(Analysis, Cond, Region, Vars);
+      Loc = Analysis.visibleLoc(Loc);
       if (!Read || !reportOnce(Loc, Message))
         return;
       const auto *ReadCall = dyn_cast<CallExpr>(Read);
       const FunctionDecl *Callee =
           ReadCall ? ReadCall->getDirectCallee() : nullptr;
-      SourceLocation ReadLoc =
-          ReadCall ? ReadCall->getExprLoc() : Read->getBeginLoc();
+      SourceLocation ReadLoc = Analysis.visibleLoc(
+          ReadCall ? ReadCall->getExprLoc() : Read->getBeginLoc());
       if (Callee && isMemcpyToHost(Analysis, ReadCall))
         diag(ReadLoc, "the host variable is filled from the device here",
              DiagnosticIDs::Note);

@@ -1,0 +1,4 @@
+// Stand-in for ATen/core/Tensor.h.
+#pragma once
+
+#include <ATen/core/TensorBody.h>

@@ -1,0 +1,34 @@
+// Stand-in for ATen/cuda/CUDAGeneratorImpl.h.
+#pragma once
+
+#include <ATen/core/Generator.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+
+namespace at {
+
+struct TORCH_CUDA_CPP_API CUDAGeneratorImpl : public c10::GeneratorImpl {
+  CUDAGeneratorImpl(DeviceIndex device_index = -1);
+  ~CUDAGeneratorImpl() override = default;
+
+  void set_current_seed(uint64_t seed) override;
+  uint64_t current_seed() const override;
+  uint64_t seed() override;
+  void set_offset(uint64_t offset);
+  uint64_t get_offset() const;
+  void set_philox_offset_per_thread(uint64_t offset);
+  uint64_t philox_offset_per_thread() const;
+  void capture_prologue();
+  uint64_t capture_epilogue();
+};
+
+namespace cuda {
+namespace detail {
+
+TORCH_CUDA_CPP_API const Generator& getDefaultCUDAGenerator(DeviceIndex device_index = -1);
+TORCH_CUDA_CPP_API Generator createCUDAGenerator(DeviceIndex device_index = -1);
+
+} // namespace detail
+} // namespace cuda
+} // namespace at

@@ -1,0 +1,4 @@
+// Stand-in for torch/all.h.
+#pragma once
+
+#include <torch/torch.h>

@@ -1,0 +1,7 @@
+// Stand-in for torch/torch.h (torch/all.h).
+#pragma once
+
+#include <torch/cuda.h>
+#include <torch/library.h>
+#include <torch/types.h>
+#include <torch/version.h>

@@ -1,0 +1,151 @@
+// RUN: %check_cudagraph_tidy %s cudagraph-data-dependent-branch %t -- -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/util/Exception.h>
+#include <cuda_runtime.h>
+#include <torch/torch.h>
+
+// ---------------------------------------------------------------------------
+// Positive: the read is in the condition.
+void direct(at::cuda::CUDAGraph &graph, at::Tensor t) {
+  graph.capture_begin();
+  if (t.sum().item<float>() > 0) {
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value read on the host during CUDA graph capture: the read fails capture
+    // CHECK-MESSAGES: :[[@LINE-2]]:15: note: the device value is read on the host here
+    // CHECK-MESSAGES: :[[@LINE-4]]:9: note: CUDA graph capture begins here
+    t.mul_(2);
+  }
+  graph.capture_end();
+}
+
+// Positive: through locals, for every kind of branch.
+void locals(at::cuda::CUDAGraph &graph, at::Tensor t, at::Tensor u) {
+  graph.capture_begin();
+  float m = t.max().item<float>();
+  float scaled = m * 2.0f;
+  if (scaled > 3)
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+    // CHECK-MESSAGES: :[[@LINE-4]]:21: note: the device value is read on the host here
+    t.div_(m);
+  int64_t steps = u.sum().item<int64_t>();
+  for (int64_t i = 0; i < steps; ++i)
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+    t.add_(1);
+  while (t.norm().item<double>() > 1.0)
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+    t.mul_(0.5);
+  bool same = t.equal(u);
+  float pick = same ? 1.0f : 0.0f;
+  // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: branch condition depends on a device value
+  switch (t.argmax().item<int>()) {
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+  case 0:
+    break;
+  default:
+    break;
+  }
+  int left = 3;
+  do {
+    --left;
+  } while (t.min().item<float>() < 0 && left > 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: branch condition depends on a device value
+  auto idx = t.nonzero();
+  if (idx.size(0) > 0)
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+    t.zero_();
+  graph.capture_end();
+  (void)pick;
+}
+
+// Positive: a raw CUDA copy into a host variable, then a branch on it.
+__attribute__((unused)) static void rawCopy(cudaStream_t s, const int *devFlag) {
+  cudaGraph_t g;
+  int flag = 0;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(&flag, devFlag, sizeof(int), cudaMemcpyDeviceToHost, s);
+  if (flag)
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+    // CHECK-MESSAGES: :[[@LINE-3]]:3: note: the host variable is filled from the device here
+    cudaMemsetAsync((void *)devFlag, 0, sizeof(int), s);
+  cudaStreamEndCapture(s, &g);
+}
+
+// ---------------------------------------------------------------------------
+// Negative: host-only conditions, reads before capture, branches after it.
+void hostOnly(at::cuda::CUDAGraph &graph, at::Tensor t, bool training, int n) {
+  float before = t.max().item<float>();
+  graph.capture_begin();
+  if (t.size(0) > 16)
+    t.relu_();
+  if (training && n > 2)
+    t.add_(1);
+  for (int i = 0; i < t.dim(); ++i)
+    t.mul_(1);
+  if (t.numel() == 0 || !t.is_cuda())
+    t.zero_();
+  if (before > 0) // read before capture: decided once, on purpose
+    t.add_(before);
+  graph.capture_end();
+  if (t.sum().item<float>() > 0) // after capture
+    t.zero_();
+}
+
+bool neverCaptured(at::Tensor t) {
+  if (t.item<float>() > 0)
+    return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Interprocedural: a helper returns the device value; a helper branches.
+static bool converged(const at::Tensor &residual, double tol) {
+  return residual.abs().max().item<double>() < tol;
+}
+
+static void clampIfLarge(at::Tensor &t) {
+  if (t.abs().max().item<float>() > 10.0f)
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+    // CHECK-MESSAGES: :[[@LINE-2]]:21: note: the device value is read on the host here
+    // CHECK-MESSAGES: :[[@LINE+10]]:5: note: 'clampIfLarge' is called here during capture
+    // CHECK-MESSAGES: :[[@LINE+5]]:9: note: CUDA graph capture begins here
+    t.clamp_(-10, 10);
+}
+
+void solver(at::cuda::CUDAGraph &graph, at::Tensor x, at::Tensor r) {
+  graph.capture_begin();
+  if (!converged(r, 1e-6))
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+    // CHECK-MESSAGES: :[[@LINE-2]]:8: note: 'converged' returns a device value read on the host
+    clampIfLarge(x);
+  graph.capture_end();
+}
+
+// ---------------------------------------------------------------------------
+// Macro: TORCH_CHECK on a device value branches inside the macro.
+void checked(at::cuda::CUDAGraph &graph, at::Tensor t) {
+  graph.capture_begin();
+  TORCH_CHECK(t.min().item<float>() >= 0, "negative input");
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+  TORCH_CHECK(t.dim() == 2, "expected a matrix");
+  graph.capture_end();
+}
+
+// ---------------------------------------------------------------------------
+// Template and lambda.
+template <typename T> T threshold(const at::Tensor &t) {
+  T v = t.mean().item<T>();
+  return v > T(0) ? v : T(0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: branch condition depends on a device value
+}
+
+void templateAndLambda(at::cuda::CUDAGraph &graph, at::Tensor t) {
+  auto maybeScale = [&] {
+    if (t.max().item<float>() > 1)
+      // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: branch condition depends on a device value
+      t.div_(2);
+  };
+  graph.capture_begin();
+  threshold<float>(t);
+  maybeScale();
+  graph.capture_end();
+}
