@@ -4,6 +4,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Analysis/Analyses/PostOrderCFGView.h"
 #include "clang/Analysis/CFG.h"
@@ -282,9 +283,22 @@ private:
       return Entry;
     for (const CFGBlock::AdjacentBlock &Pred : B->preds())
       if (const CFGBlock *P = Pred.getReachableBlock())
-        if (const RegionRoot *S = Out.lookup(P))
-          return S;
+        if (B != &Cfg.getExit() || !abandonsFunction(*P))
+          if (const RegionRoot *S = Out.lookup(P))
+            return S;
     return nullptr;
+  }
+
+  /// Paths that end the program or throw do not return to the caller with a
+  /// capture open: `exit(1)` in an error check after a begin call does not
+  /// make the function leave a capture open.
+  static bool abandonsFunction(const CFGBlock &B) {
+    if (B.hasNoReturnElement())
+      return true;
+    for (auto It = B.rbegin(), E = B.rend(); It != E; ++It)
+      if (auto S = It->getAs<CFGStmt>())
+        return isa<CXXThrowExpr>(S->getStmt());
+    return false;
   }
 
   const RegionRoot *transfer(const CFGBlock &B, const RegionRoot *State,

@@ -32,7 +32,7 @@ void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 void CudaGraphCheck::registerPPCallbacks(const SourceManager &SM,
                                          Preprocessor *PP,
                                          Preprocessor *ModuleExpanderPP) {
-  addCudaToolkitSearchPaths(*PP);
+  addStandInHeaders(*PP);
 }
 
 void CudaGraphCheck::registerMatchers(MatchFinder *Finder) {

@@ -19,53 +19,76 @@ static const char TextureFetchStandIn[] =
 
 static constexpr llvm::StringLiteral ShimDir = "/cudagraph-tidy-shims";
 
-void addCudaToolkitSearchPaths(Preprocessor &PP) {
-  if (!PP.getLangOpts().CUDA)
-    return;
+// Debian's libtorch-dev ships c10/cuda headers without the CMake-generated
+// c10/cuda/impl/cuda_cmake_macros.h they include.
+static const char CudaCMakeMacrosStandIn[] =
+    "// cudagraph-tidy stand-in: this libtorch install lacks the header.\n"
+    "#pragma once\n";
+
+namespace {
+struct StandIn {
+  const char *Path;     // relative to the stand-in directory
+  const char *Contents; // null-terminated
+};
+} // namespace
+
+static bool isSearchDir(HeaderSearch &HS, llvm::StringRef Dir) {
+  for (auto It = HS.search_dir_begin(), E = HS.search_dir_end(); It != E; ++It)
+    if (It->getName() == Dir)
+      return true;
+  return false;
+}
+
+/// The first normal search directory that holds \p Header, or "".
+static std::string findInSearchPath(HeaderSearch &HS, FileManager &FM,
+                                    llvm::StringRef Header) {
+  for (auto It = HS.search_dir_begin(), E = HS.search_dir_end(); It != E; ++It) {
+    if (!It->isNormalDir())
+      continue;
+    llvm::SmallString<256> Probe(It->getName());
+    llvm::sys::path::append(Probe, Header);
+    if (FM.getOptionalFileRef(Probe))
+      return It->getName().str();
+  }
+  return "";
+}
+
+void addStandInHeaders(Preprocessor &PP) {
   HeaderSearch &HS = PP.getHeaderSearchInfo();
   FileManager &FM = PP.getFileManager();
-  for (auto It = HS.search_dir_begin(), E = HS.search_dir_end(); It != E; ++It)
-    if (It->getName() == ShimDir)
-      return; // already set up for this compilation
+  if (isSearchDir(HS, ShimDir))
+    return; // already set up for this compilation
 
-  // Find the toolkit's include directory among the search paths.
+  std::vector<StandIn> Needed;
   std::string CudaInclude;
-  for (auto It = HS.search_dir_begin(), E = HS.search_dir_end(); It != E; ++It) {
-    llvm::StringRef Dir = It->getName();
-    llvm::SmallString<256> Probe(Dir);
-    llvm::sys::path::append(Probe, "cuda_runtime_api.h");
-    if (It->isNormalDir() && FM.getOptionalFileRef(Probe)) {
-      CudaInclude = Dir.str();
-      break;
-    }
+  if (PP.getLangOpts().CUDA) {
+    CudaInclude = findInSearchPath(HS, FM, "cuda_runtime_api.h");
+    if (findInSearchPath(HS, FM, "texture_fetch_functions.h").empty())
+      Needed.push_back({"texture_fetch_functions.h", TextureFetchStandIn});
   }
+  if (!findInSearchPath(HS, FM, "c10/cuda/CUDAMacros.h").empty() &&
+      findInSearchPath(HS, FM, "c10/cuda/impl/cuda_cmake_macros.h").empty())
+    Needed.push_back({"c10/cuda/impl/cuda_cmake_macros.h", CudaCMakeMacrosStandIn});
 
-  llvm::SmallString<128> ShimFile(ShimDir);
-  llvm::sys::path::append(ShimFile, "texture_fetch_functions.h");
-  bool NeedsShim = true;
-  if (!CudaInclude.empty()) {
-    llvm::SmallString<256> Real(CudaInclude);
-    llvm::sys::path::append(Real, "texture_fetch_functions.h");
-    NeedsShim = !FM.getOptionalFileRef(Real);
-  }
-  if (NeedsShim) {
-    FileEntryRef FE = FM.getVirtualFileRef(
-        ShimFile, sizeof(TextureFetchStandIn) - 1, /*ModificationTime=*/0);
+  for (const StandIn &S : Needed) {
+    llvm::SmallString<128> File(ShimDir);
+    llvm::sys::path::append(File, S.Path);
+    llvm::StringRef Contents(S.Contents);
+    FileEntryRef FE = FM.getVirtualFileRef(File, Contents.size(),
+                                           /*ModificationTime=*/0);
     PP.getSourceManager().overrideFileContents(
-        FE, llvm::MemoryBuffer::getMemBuffer(TextureFetchStandIn, ShimFile));
+        FE, llvm::MemoryBuffer::getMemBuffer(Contents, File));
+  }
+  if (!Needed.empty())
     if (auto Dir = FM.getOptionalDirectoryRef(ShimDir))
       HS.AddSystemSearchPath(
           DirectoryLookup(*Dir, SrcMgr::C_System, /*isFramework=*/false));
-  }
 
+  // CUDA 13 keeps Thrust, CUB and libcu++ under include/cccl.
   if (!CudaInclude.empty()) {
     llvm::SmallString<256> Cccl(CudaInclude);
     llvm::sys::path::append(Cccl, "cccl");
-    bool Present = false;
-    for (auto It = HS.search_dir_begin(), E = HS.search_dir_end(); It != E;
-         ++It)
-      Present |= It->getName() == Cccl;
-    if (!Present)
+    if (!isSearchDir(HS, Cccl))
       if (auto Dir = FM.getOptionalDirectoryRef(Cccl))
         HS.AddSystemSearchPath(
             DirectoryLookup(*Dir, SrcMgr::C_System, /*isFramework=*/false));

@@ -1,9 +1,10 @@
 //===--- CudaToolkitSupport.h - cudagraph-tidy ------------------*- C++ -*-===//
 //
-// Lets clang 19 parse CUDA sources against the CUDA 13 toolkit without help
-// from the user: CUDA 13 no longer ships texture_fetch_functions.h, which
-// clang's CUDA runtime wrapper includes, and moved Thrust, CUB and libcu++
-// under include/cccl.
+// Lets clang 19 parse CUDA sources against the CUDA 13 toolkit, and libtorch
+// sources against Debian's libtorch-dev, without help from the user: CUDA 13
+// no longer ships texture_fetch_functions.h, which clang's CUDA runtime
+// wrapper includes, and moved Thrust, CUB and libcu++ under include/cccl;
+// Debian's c10/cuda headers include a generated header the package lacks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,10 +15,11 @@ namespace clang {
 class Preprocessor;
 namespace tidy::cudagraph {
 
-/// In CUDA compilations, provides a stand-in texture_fetch_functions.h and
-/// adds <cuda>/include/cccl to the system include path when it exists and is
-/// not there yet. Does nothing for other languages. Idempotent.
-void addCudaToolkitSearchPaths(Preprocessor &PP);
+/// Provides stand-ins for headers that installs are known to lack (CUDA 13's
+/// texture_fetch_functions.h in CUDA compilations; Debian libtorch's
+/// c10/cuda/impl/cuda_cmake_macros.h) and, in CUDA compilations, adds
+/// <cuda>/include/cccl to the system include path. Idempotent.
+void addStandInHeaders(Preprocessor &PP);
 
 } // namespace tidy::cudagraph
 } // namespace clang

@@ -41,15 +41,38 @@ static bool isMemcpyToHost(CaptureAnalysis &Analysis, const CallExpr *Call) {
   return false;
 }
 
-/// The variable a copy writes into: `&x`, `x` (an array or pointer), `&x[0]`.
-static const VarDecl *destinationVariable(const Expr *Dst) {
+/// The variable a copy writes into: `&x` (x holds the value), or `x` and
+/// `&x[0]` (the memory x points to holds it).
+static std::pair<const VarDecl *, bool> destinationVariable(const Expr *Dst) {
   Dst = Dst->IgnoreParenImpCasts();
+  bool Pointee = true;
   if (const auto *UO = dyn_cast<UnaryOperator>(Dst);
-      UO && UO->getOpcode() == UO_AddrOf)
+      UO && UO->getOpcode() == UO_AddrOf) {
     Dst = UO->getSubExpr()->IgnoreParenImpCasts();
-  if (const auto *AS = dyn_cast<ArraySubscriptExpr>(Dst))
+    Pointee = false;
+  }
+  if (const auto *AS = dyn_cast<ArraySubscriptExpr>(Dst)) {
     Dst = AS->getBase()->IgnoreParenImpCasts();
+    Pointee = true;
+  }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(Dst))
+    return {dyn_cast<VarDecl>(DRE->getDecl()), Pointee};
+  return {nullptr, false};
+}
+
+/// The variable \p E dereferences: `*p`, `p[i]`, `p->x`.
+static const VarDecl *dereferencedVariable(const Stmt *E) {
+  const Expr *Base = nullptr;
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      UO && UO->getOpcode() == UO_Deref)
+    Base = UO->getSubExpr();
+  else if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
+    Base = AS->getBase();
+  else if (const auto *ME = dyn_cast<MemberExpr>(E); ME && ME->isArrow())
+    Base = ME->getBase();
+  if (!Base)
+    return nullptr;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Base->IgnoreParenImpCasts()))
     return dyn_cast<VarDecl>(DRE->getDecl());
   return nullptr;
 }
@@ -77,14 +100,24 @@ static void forEachStmt(const Stmt *S,
 
 const Stmt *DataDependentBranchCheck::deviceRead(
     CaptureAnalysis &Analysis, const Expr *E, const CapturedScope *Scope,
-    const llvm::DenseMap<const VarDecl *, const Stmt *> &Vars) {
+    const DeviceVars &Vars) {
   const Stmt *Found = nullptr;
   forEachStmt(E, [&](const Stmt *S) {
     if (Found)
       return;
+    if (const VarDecl *VD = dereferencedVariable(S)) {
+      auto It = Vars.find(VD);
+      if (It != Vars.end() && It->second.Pointee) {
+        Found = It->second.Read;
+        return;
+      }
+    }
     if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
-      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-        Found = Vars.lookup(VD);
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl())) {
+        auto It = Vars.find(VD);
+        if (It != Vars.end() && !It->second.Pointee)
+          Found = It->second.Read;
+      }
       return;
     }
     const auto *Call = dyn_cast<CallExpr>(S);
@@ -102,16 +135,17 @@ const Stmt *DataDependentBranchCheck::deviceRead(
   return Found;
 }
 
-llvm::DenseMap<const VarDecl *, const Stmt *>
+DataDependentBranchCheck::DeviceVars
 DataDependentBranchCheck::deviceVariables(CaptureAnalysis &Analysis,
                                           const FunctionDecl *FD,
                                           const CapturedScope *Scope) {
-  llvm::DenseMap<const VarDecl *, const Stmt *> Vars;
+  DeviceVars Vars;
   bool Changed = true;
   for (unsigned Iter = 0; Changed && Iter < 8; ++Iter) {
     Changed = false;
-    auto Taint = [&](const VarDecl *VD, const Stmt *Read) {
-      if (VD && Read && Vars.try_emplace(VD, Read).second)
+    auto Taint = [&](const VarDecl *VD, const Stmt *Read,
+                     bool Pointee = false) {
+      if (VD && Read && Vars.try_emplace(VD, DeviceVar{Read, Pointee}).second)
         Changed = true;
     };
     forEachStmt(FD->getBody(), [&](const Stmt *S) {
@@ -136,8 +170,10 @@ DataDependentBranchCheck::deviceVariables(CaptureAnalysis &Analysis,
               Taint(VD, deviceRead(Analysis, Op->getArg(1), Scope, Vars));
       } else if (const auto *Call = dyn_cast<CallExpr>(S)) {
         if (Call->getNumArgs() > 0 && (!Scope || Scope->rootOf(Call)) &&
-            isMemcpyToHost(Analysis, Call))
-          Taint(destinationVariable(Call->getArg(0)), Call);
+            isMemcpyToHost(Analysis, Call)) {
+          auto [VD, Pointee] = destinationVariable(Call->getArg(0));
+          Taint(VD, Call, Pointee);
+        }
       }
     });
   }

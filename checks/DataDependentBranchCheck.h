@@ -18,6 +18,14 @@ namespace clang::tidy::cudagraph {
 /// docs/checks/data-dependent-branch.md.
 class DataDependentBranchCheck : public CudaGraphCheck {
 public:
+  /// A host variable holding a device value: the value itself, or (Pointee)
+  /// the memory it points to, as after cudaMemcpy(hostPtr, devPtr, ...).
+  struct DeviceVar {
+    const Stmt *Read = nullptr;
+    bool Pointee = false;
+  };
+  using DeviceVars = llvm::DenseMap<const VarDecl *, DeviceVar>;
+
   DataDependentBranchCheck(StringRef Name, ClangTidyContext *Context);
   void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
 
@@ -28,10 +36,9 @@ private:
   /// The read that makes \p E a device value, or null.
   const Stmt *deviceRead(CaptureAnalysis &Analysis, const Expr *E,
                          const CapturedScope *Scope,
-                         const llvm::DenseMap<const VarDecl *, const Stmt *> &Vars);
+                         const DeviceVars &Vars);
   /// Host variables of \p FD that hold device values, with their reads.
-  llvm::DenseMap<const VarDecl *, const Stmt *>
-  deviceVariables(CaptureAnalysis &Analysis, const FunctionDecl *FD,
+  DeviceVars deviceVariables(CaptureAnalysis &Analysis, const FunctionDecl *FD,
                   const CapturedScope *Scope);
   /// The read whose value \p FD returns, or null.
   const Stmt *returnedRead(CaptureAnalysis &Analysis, const FunctionDecl *FD);

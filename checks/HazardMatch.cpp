@@ -94,10 +94,18 @@ static bool isTensorType(QualType T) {
   return Name == "at::Tensor" || Name == "at::TensorBase";
 }
 
-static bool isTensorPrint(const FunctionDecl *FD) {
-  if (FD->getOverloadedOperator() != OO_LessLess || FD->getNumParams() != 2)
+static bool isTensorPrint(const FunctionDecl *FD, const CallExpr *Call) {
+  if (FD->getOverloadedOperator() != OO_LessLess || FD->getNumParams() != 2 ||
+      !isTensorType(FD->getParamDecl(1)->getType()) || Call->getNumArgs() != 2)
     return false;
-  return isTensorType(FD->getParamDecl(1)->getType());
+  // `os << t.cpu()` prints a host tensor; the copy itself is the hazard and
+  // is reported on its own.
+  if (const auto *Copy = dyn_cast<CXXMemberCallExpr>(unwrap(Call->getArg(1))))
+    if (const CXXMethodDecl *M = Copy->getMethodDecl())
+      if (M->getName() == "cpu" ||
+          (M->getName() == "to" && isBlockingHostCopy(Copy)))
+        return false;
+  return true;
 }
 
 static bool passesTrueToParam(const CallExpr *Call, const NamePatterns &Names,
@@ -133,7 +141,7 @@ const Hazard *matchHazard(CaptureAnalysis &Analysis,
         return &H;
       break;
     case HazardKind::TensorPrint:
-      if (Call && isTensorPrint(FD))
+      if (Call && isTensorPrint(FD, Call))
         return &H;
       break;
     case HazardKind::PinnedFlag:
