@@ -1,0 +1,33 @@
+// CUDA sources parse against the real CUDA 13 toolkit with ordinary flags:
+// the tool supplies clang 19's missing texture_fetch_functions.h, the cccl
+// include directory and -Wno-unknown-cuda-version itself.
+// REQUIRES: cuda13
+// RUN: %cudagraph_tidy %s -- -std=c++17 --cuda-path=%cuda_root > %t.out 2>&1
+// RUN: FileCheck %s --input-file %t.out --implicit-check-not="{{[0-9]+:[0-9]+: (warning|error)}}:"
+// The plugin in Debian's clang-tidy-19 does the same.
+// RUN: %if clang-tidy-19 %{ %clang_tidy_19 --load=%cudagraph_plugin --checks='-*,cudagraph-*' %s -- -std=c++17 --cuda-path=%cuda_root > %t.plugin 2>&1 %}
+// RUN: %if clang-tidy-19 %{ FileCheck %s --input-file %t.plugin --implicit-check-not="{{[0-9]+:[0-9]+: (warning|error)}}:" %}
+
+#include <cuda_runtime.h>
+#include <thrust/device_vector.h>
+
+__global__ void scale(float *p, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    p[i] *= s;
+}
+
+cudaGraph_t capture(cudaStream_t stream, float *dev, float *host, int n) {
+  cudaGraph_t graph = nullptr;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  scale<<<(n + 255) / 256, 256, 0, stream>>>(dev, 2.0f, n);
+  cudaMemcpyAsync(host, dev, sizeof(float), cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  // CHECK: cuda-toolkit.cu:[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host until a stream drains during CUDA graph capture{{.*}}[cudagraph-host-sync]
+  float *staging = nullptr;
+  cudaMallocHost(&staging, 64);
+  // CHECK: cuda-toolkit.cu:[[@LINE-1]]:3: warning: 'cudaMallocHost' allocates page-locked host memory{{.*}}[cudagraph-pinned-alloc]
+  cudaStreamEndCapture(stream, &graph);
+  cudaDeviceSynchronize();
+  return graph;
+}
