@@ -79,11 +79,21 @@ def name_matches(pattern_list, qualified_name):
             and not any(glob(p, qualified_name) for p in excludes))
 
 
+def strip_cuda_api_suffix(name):
+    """Mirrors stripCudaApiSuffix: cuMemAllocHost_v2 -> cuMemAllocHost."""
+    for suffix in ("_ptsz", "_ptds", "_v2", "_v3"):
+        if name.endswith(suffix):
+            return strip_cuda_api_suffix(name[:-len(suffix)])
+    return name
+
+
 def hazards_for_api(api_name, path=DEFAULT_PATH):
     """The hazards whose Names match an API name (for example a CUDA call
     the runtime harness saw fail)."""
     _, hazards = load(path)
-    return [h for h in hazards if h["names"] and name_matches(h["names"], api_name)]
+    name = strip_cuda_api_suffix(api_name)
+    return [h for h in hazards if h["names"] and h["kind"] != "PinnedFlag"
+            and (name_matches(h["names"], name) or name_matches(h["names"], api_name))]
 
 
 if __name__ == "__main__":

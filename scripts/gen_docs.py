@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Writes the parts of docs/ that come from catalog/Hazards.def.
+
+Each docs page may hold blocks delimited by
+    <!-- catalog:<check-name> -->  ...  <!-- catalog:end -->
+which are replaced by the table of that check's hazards, and the page
+docs/catalog.md is written whole. With --check, nothing is written and the
+exit status says whether the docs are in sync with the catalog.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "catalog"))
+import catalog  # noqa: E402
+
+VERDICTS = {
+    "CaptureError": "capture error",
+    "FrameworkError": "libtorch error",
+    "SilentEager": "silent: runs eagerly",
+    "SilentFrozen": "silent: replay diverges",
+    "CapturedNow": "captured on libtorch 2.11",
+}
+BLOCK = re.compile(r"(<!-- catalog:(cudagraph-[a-z-]+) -->\n).*?(<!-- catalog:end -->)", re.S)
+
+
+def names_cell(h):
+    if h["kind"] == "HostCopy":
+        return "`%s` to the CPU without `non_blocking=true`" % "`, `".join(h["names"])
+    if h["kind"] == "TensorPrint":
+        return "`operator<<` streaming a tensor"
+    if h["kind"] == "PinnedFlag":
+        return "`true` passed to a parameter named `%s`" % "` or `".join(h["names"])
+    if h["kind"] == "Branch":
+        return "a branch on a device value"
+    inc = [n for n in h["names"] if not n.startswith("!")]
+    exc = [n[1:] for n in h["names"] if n.startswith("!")]
+    text = ", ".join("`%s`" % n for n in inc)
+    if exc:
+        text += " (not %s)" % ", ".join("`%s`" % n for n in exc)
+    return text or "(runtime only)"
+
+
+def check_table(hazards, check):
+    rows = ["| hazard | matches | on the GPU (measured) | instead |", "|---|---|---|---|"]
+    for h in hazards:
+        if h["check"] != check:
+            continue
+        rows.append("| `%s` | %s | %s: %s | %s |" % (
+            h["id"], names_cell(h), VERDICTS[h["gpu_verdict"]], h["outcome"], h["instead"]))
+    return "\n".join(rows) + "\n"
+
+
+def catalog_page(checks, hazards):
+    out = ["# The hazard catalog", "",
+           "Generated from `catalog/Hazards.def` by `scripts/gen_docs.py`; do not edit by hand.",
+           "The checks, these docs and the runtime harness read the same file.", "",
+           "## Checks", "", "| check | status | summary |", "|---|---|---|"]
+    for c in checks:
+        out.append("| `%s` | %s | %s |" % (c["name"], c["status"].lower(), c["summary"]))
+    out += ["", "## Hazards", ""]
+    for c in checks:
+        out += ["### %s" % c["name"], "", check_table(hazards, c["name"])]
+    return "\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    checks, hazards = catalog.load()
+    docs = os.path.join(ROOT, "docs")
+    stale = []
+
+    def write(path, text):
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            stale.append(os.path.relpath(path, ROOT))
+            if not args.check:
+                with open(path, "w") as f:
+                    f.write(text)
+
+    write(os.path.join(docs, "catalog.md"), catalog_page(checks, hazards))
+    pages = os.path.join(docs, "checks")
+    for name in sorted(os.listdir(pages)) if os.path.isdir(pages) else []:
+        path = os.path.join(pages, name)
+        text = open(path).read()
+        new = BLOCK.sub(lambda m: m.group(1) + check_table(hazards, m.group(2)) + m.group(3), text)
+        write(path, new)
+    if args.check:
+        if stale:
+            print("docs out of date with catalog/Hazards.def: %s\n"
+                  "run: python3 scripts/gen_docs.py" % ", ".join(stale))
+            return 1
+        print("docs in sync with catalog/Hazards.def")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
