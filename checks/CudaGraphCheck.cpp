@@ -2,6 +2,7 @@
 
 #include "CudaGraphCheck.h"
 #include "CudaToolkitSupport.h"
+#include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 
@@ -9,8 +10,27 @@ using namespace clang::ast_matchers;
 
 namespace clang::tidy::cudagraph {
 
+/// Whether the enabled checks are cudagraph checks alone (compiler
+/// diagnostics aside). Then nothing needs clang-tidy's walk over the whole
+/// AST, headers included: the capture analysis visits user code and what
+/// capture regions reach.
+static bool onlyCudaGraphChecks(const ClangTidyContext &Context) {
+  llvm::StringRef Globs = Context.getOptions().Checks.value_or("");
+  llvm::SmallVector<llvm::StringRef, 8> Parts;
+  Globs.split(Parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef Glob : Parts) {
+    Glob = Glob.trim();
+    if (Glob.empty() || Glob.starts_with("-"))
+      continue;
+    if (!Glob.starts_with("cudagraph-") && !Glob.starts_with("clang-diagnostic-"))
+      return false;
+  }
+  return true;
+}
+
 CudaGraphCheck::CudaGraphCheck(StringRef Name, ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context) {
+    : ClangTidyCheck(Name, Context),
+      SkipWholeAstWalk(onlyCudaGraphChecks(*Context)) {
   CaptureOpts.BeginFunctions =
       Options.getLocalOrGlobal("CaptureBeginFunctions", "").str();
   CaptureOpts.EndFunctions =
@@ -42,10 +62,24 @@ void CudaGraphCheck::registerMatchers(MatchFinder *Finder) {
 }
 
 void CudaGraphCheck::check(const MatchFinder::MatchResult &Result) {
-  checkCapture(CaptureAnalysis::get(*Result.Context, CaptureOpts));
+  ASTContext &Ctx = *Result.Context;
+  checkCapture(CaptureAnalysis::get(Ctx, CaptureOpts));
+  // This runs when the matcher walk reaches the translation unit, before it
+  // descends. With no other check enabled, an empty traversal scope ends the
+  // walk there: on a libtorch translation unit the walk over every header
+  // costs more than the capture analysis itself.
+  if (SkipWholeAstWalk) {
+    Ctx.setTraversalScope({});
+    TraversalScopeChanged = &Ctx;
+  }
 }
 
 void CudaGraphCheck::onEndOfTranslationUnit() {
+  if (TraversalScopeChanged) {
+    TraversalScopeChanged->setTraversalScope(
+        {TraversalScopeChanged->getTranslationUnitDecl()});
+    TraversalScopeChanged = nullptr;
+  }
   Reported.clear();
   CaptureAnalysis::reset();
 }

@@ -45,6 +45,8 @@ protected:
 
 private:
   CaptureOptions CaptureOpts;
+  const bool SkipWholeAstWalk;
+  ASTContext *TraversalScopeChanged = nullptr;
   llvm::DenseSet<unsigned> Reported;
 };
 
