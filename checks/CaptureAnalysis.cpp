@@ -123,20 +123,58 @@ SourceLocation CaptureAnalysis::visibleLoc(SourceLocation Loc) const {
   return Loc;
 }
 
+/// The lambda an argument passes, through conversions to std::function and
+/// temporaries, or null.
+static const LambdaExpr *passedLambda(const Expr *Arg) {
+  while (Arg) {
+    Arg = Arg->IgnoreImplicit()->IgnoreParens();
+    if (const auto *L = dyn_cast<LambdaExpr>(Arg))
+      return L;
+    if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(Arg))
+      Arg = MT->getSubExpr();
+    else if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(Arg))
+      Arg = BT->getSubExpr();
+    else if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(Arg))
+      Arg = FC->getSubExpr();
+    else if (const auto *CC = dyn_cast<CXXConstructExpr>(Arg);
+             CC && CC->getNumArgs() == 1)
+      Arg = CC->getArg(0);
+    else
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// A lambda passed to a call runs when the callee calls it, which may be
+/// inside a library (std::for_each, at::parallel_for) whose body is not
+/// followed: treat it as called at the call. A lambda stored in a variable
+/// runs where it is called instead.
+static void addLambdaArguments(const Stmt *S, std::vector<CallSite> &Out) {
+  auto Add = [&](const Expr *Arg) {
+    if (const LambdaExpr *L = passedLambda(Arg))
+      Out.push_back({L, L->getBeginLoc(), L->getCallOperator()});
+  };
+  if (const auto *CE = dyn_cast<CallExpr>(S))
+    llvm::for_each(CE->arguments(), Add);
+  else if (const auto *CC = dyn_cast<CXXConstructExpr>(S))
+    llvm::for_each(CC->arguments(), Add);
+}
+
 static void collectCalls(const Stmt *S, std::vector<CallSite> &Out) {
   if (!S)
     return;
   if (const auto *L = dyn_cast<LambdaExpr>(S)) {
     // The body is a function of its own; only the captures run here.
-    Out.push_back({L, L->getBeginLoc(), L->getCallOperator()});
     for (const Expr *Init : L->capture_inits())
       collectCalls(Init, Out);
     return;
   }
   if (const auto *CE = dyn_cast<CallExpr>(S)) {
     Out.push_back({CE, CE->getExprLoc(), CE->getDirectCallee()});
+    addLambdaArguments(CE, Out);
   } else if (const auto *CC = dyn_cast<CXXConstructExpr>(S)) {
     Out.push_back({CC, CC->getBeginLoc(), CC->getConstructor()});
+    addLambdaArguments(CC, Out);
   } else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
     for (const Decl *D : DS->decls())
       if (const auto *VD = dyn_cast<VarDecl>(D))
@@ -357,26 +395,21 @@ CaptureAnalysis::Event CaptureAnalysis::summaryEvent(const FunctionDecl *FD) {
   auto [It, Inserted] = SummaryCache.try_emplace(Def, Event::None);
   if (!Inserted)
     return It->second; // computed, or in progress (recursion: neutral)
-  std::unique_ptr<CFG> Cfg = buildCFG(Def, Ctx);
-  if (!Cfg)
-    return Event::None;
-  RegionRoot Dummy;
-  auto OnElement = [&](const CFGElement &E, const RegionRoot *State,
-                       bool &IsEvent) -> const RegionRoot * {
-    const Stmt *S;
-    const FunctionDecl *Callee = calleeOfElement(E, Ctx, S);
-    if (!Callee || Callee == Def)
-      return State;
-    Event Ev = summaryEvent(Callee);
-    IsEvent = Ev != Event::None;
-    return Ev == Event::Begin ? &Dummy : nullptr;
-  };
-  RegionDataflow Flow(*Cfg, OnElement);
-  Event Result = Event::None;
-  if (Flow.solve(nullptr))
-    Result = Event::Begin;
-  else if (!Flow.solve(&Dummy))
-    Result = Event::End;
+  // A wrapper begins capture and leaves it open (a guard's constructor), or
+  // ends a capture it did not begin (a guard's destructor). A function that
+  // does both holds a region of its own; when one of its paths returns with
+  // the capture still open, that is an error path, not a wrapper.
+  bool Begins = false, Ends = false;
+  for (const CallSite &Site : callsIn(Def)) {
+    if (Site.Callee == Def)
+      continue;
+    Event E = summaryEvent(Site.Callee);
+    Begins |= E == Event::Begin;
+    Ends |= E == Event::End;
+  }
+  Event Result = Begins == Ends ? Event::None
+                 : Begins       ? Event::Begin
+                                : Event::End;
   SummaryCache[Def] = Result;
   return Result;
 }
@@ -442,13 +475,15 @@ void CaptureAnalysis::analyzeRegions(const FunctionDecl *FD) {
     // Begin and end events are not work done under capture.
     if (Callee && summaryEvent(Callee) != Event::None)
       return;
-    if (const auto *L = S ? dyn_cast<LambdaExpr>(S) : nullptr)
-      RegionCalls.push_back({{L, L->getBeginLoc(), L->getCallOperator()}, State});
-    else if (S && isa<CallExpr>(S))
-      RegionCalls.push_back({{S, cast<CallExpr>(S)->getExprLoc(), Callee}, State});
-    else if (S && isa<CXXConstructExpr>(S))
-      RegionCalls.push_back({{S, S->getBeginLoc(), Callee}, State});
-    else if (auto D = E->getAs<CFGAutomaticObjDtor>())
+    if (S && (isa<CallExpr>(S) || isa<CXXConstructExpr>(S))) {
+      SourceLocation Loc = isa<CallExpr>(S) ? cast<CallExpr>(S)->getExprLoc()
+                                            : S->getBeginLoc();
+      RegionCalls.push_back({{S, Loc, Callee}, State});
+      std::vector<CallSite> Lambdas;
+      addLambdaArguments(S, Lambdas);
+      for (const CallSite &L : Lambdas)
+        RegionCalls.push_back({L, State});
+    } else if (auto D = E->getAs<CFGAutomaticObjDtor>())
       if (Callee && isUserLocation(Callee->getLocation()))
         RegionCalls.push_back(
             {{nullptr, D->getVarDecl()->getLocation(), Callee}, State});

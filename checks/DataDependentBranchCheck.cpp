@@ -98,11 +98,27 @@ static void forEachStmt(const Stmt *S,
     forEachStmt(Child, Fn);
 }
 
+/// Like forEachStmt, but does not look inside `&x`: taking an address reads
+/// no value (cudaMemcpy(&flag, ...) in a checked call does not read flag).
+static void forEachValueUse(const Stmt *S,
+                            llvm::function_ref<void(const Stmt *)> Fn) {
+  if (!S)
+    return;
+  if (const auto *UO = dyn_cast<UnaryOperator>(S);
+      UO && UO->getOpcode() == UO_AddrOf)
+    return;
+  Fn(S);
+  if (isa<LambdaExpr>(S))
+    return;
+  for (const Stmt *Child : S->children())
+    forEachValueUse(Child, Fn);
+}
+
 const Stmt *DataDependentBranchCheck::deviceRead(
     CaptureAnalysis &Analysis, const Expr *E, const CapturedScope *Scope,
     const DeviceVars &Vars) {
   const Stmt *Found = nullptr;
-  forEachStmt(E, [&](const Stmt *S) {
+  forEachValueUse(E, [&](const Stmt *S) {
     if (Found)
       return;
     if (const VarDecl *VD = dereferencedVariable(S)) {

@@ -89,7 +89,7 @@ void *grow(size_t n) {
   cudaHostAlloc(&p, n, 0);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaHostAlloc' allocates page-locked host memory
   // CHECK-MESSAGES: :[[@LINE+11]]:27: note: 'grow' is called here during capture
-  // CHECK-MESSAGES: :[[@LINE+10]]:15: note: the lambda runs during capture
+  // CHECK-MESSAGES: :[[@LINE+11]]:3: note: the lambda runs during capture
   // CHECK-MESSAGES: :[[@LINE+7]]:3: note: CUDA graph capture begins here
   return p;
 }
