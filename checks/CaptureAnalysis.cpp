@@ -160,41 +160,216 @@ static void addLambdaArguments(const Stmt *S, std::vector<CallSite> &Out) {
     llvm::for_each(CC->arguments(), Add);
 }
 
-static void collectCalls(const Stmt *S, std::vector<CallSite> &Out) {
-  if (!S)
-    return;
-  if (const auto *L = dyn_cast<LambdaExpr>(S)) {
-    // The body is a function of its own; only the captures run here.
-    for (const Expr *Init : L->capture_inits())
-      collectCalls(Init, Out);
-    return;
+namespace {
+/// What a condition says about capture: code written as
+/// `if (cudaStreamIsCapturing(...) status == cudaStreamCaptureStatusNone)
+///    cudaStreamSynchronize(s);` synchronizes only when not capturing.
+enum class CaptureTest { Unknown, TrueWhenCapturing, TrueWhenNotCapturing };
+
+CaptureTest flip(CaptureTest T) {
+  switch (T) {
+  case CaptureTest::TrueWhenCapturing:
+    return CaptureTest::TrueWhenNotCapturing;
+  case CaptureTest::TrueWhenNotCapturing:
+    return CaptureTest::TrueWhenCapturing;
+  case CaptureTest::Unknown:
+    break;
   }
-  if (const auto *CE = dyn_cast<CallExpr>(S)) {
-    Out.push_back({CE, CE->getExprLoc(), CE->getDirectCallee()});
-    addLambdaArguments(CE, Out);
-  } else if (const auto *CC = dyn_cast<CXXConstructExpr>(S)) {
-    Out.push_back({CC, CC->getBeginLoc(), CC->getConstructor()});
-    addLambdaArguments(CC, Out);
-  } else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
-    for (const Decl *D : DS->decls())
-      if (const auto *VD = dyn_cast<VarDecl>(D))
-        if (VD->hasLocalStorage() && !VD->getType()->isReferenceType())
-          if (const CXXDestructorDecl *Dtor = userDestructorOf(VD->getType()))
-            Out.push_back({nullptr, VD->getLocation(), Dtor});
+  return CaptureTest::Unknown;
+}
+
+/// The status enumerator an expression names: +1 for "not capturing"
+/// (cudaStreamCaptureStatusNone, CaptureStatus::None), -1 for "capturing"
+/// (...Active), 0 otherwise.
+int statusConstant(const Expr *E) {
+  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+  const auto *EC = DRE ? dyn_cast<EnumConstantDecl>(DRE->getDecl()) : nullptr;
+  if (!EC)
+    return 0;
+  StringRef Name = EC->getName();
+  const auto *Enum = dyn_cast<EnumDecl>(EC->getDeclContext());
+  bool StatusEnum = Enum && Enum->getName().contains("CaptureStatus");
+  if (Name == "cudaStreamCaptureStatusNone" ||
+      Name == "CU_STREAM_CAPTURE_STATUS_NONE" || (StatusEnum && Name == "None"))
+    return 1;
+  if (Name == "cudaStreamCaptureStatusActive" ||
+      Name == "CU_STREAM_CAPTURE_STATUS_ACTIVE" ||
+      (StatusEnum && Name == "Active"))
+    return -1;
+  return 0;
+}
+
+bool namesCapturing(StringRef Name) {
+  return Name.contains_insensitive("is_capturing") ||
+         Name.contains_insensitive("iscapturing") ||
+         Name.equals_insensitive("capturing");
+}
+
+CaptureTest classifyCaptureTest(const Expr *Cond) {
+  if (!Cond)
+    return CaptureTest::Unknown;
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
+      UO && UO->getOpcode() == UO_LNot)
+    return flip(classifyCaptureTest(UO->getSubExpr()));
+  if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
+    if (BO->getOpcode() == BO_EQ || BO->getOpcode() == BO_NE) {
+      int Status = statusConstant(BO->getLHS()) + statusConstant(BO->getRHS());
+      if (Status == 0)
+        return CaptureTest::Unknown;
+      bool TrueWhenNot = (Status > 0) == (BO->getOpcode() == BO_EQ);
+      return TrueWhenNot ? CaptureTest::TrueWhenNotCapturing
+                         : CaptureTest::TrueWhenCapturing;
+    }
+    if (BO->getOpcode() == BO_LAnd) {
+      // `a && b` is true only when both are: enough to know the then-branch.
+      CaptureTest L = classifyCaptureTest(BO->getLHS());
+      return L != CaptureTest::Unknown ? L : classifyCaptureTest(BO->getRHS());
+    }
+    return CaptureTest::Unknown;
   }
-  for (const Stmt *Child : S->children())
-    collectCalls(Child, Out);
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Cond);
+      Op && Op->getNumArgs() == 2 &&
+      (Op->getOperator() == OO_EqualEqual || Op->getOperator() == OO_ExclaimEqual)) {
+    int Status = statusConstant(Op->getArg(0)) + statusConstant(Op->getArg(1));
+    if (Status == 0)
+      return CaptureTest::Unknown;
+    bool TrueWhenNot = (Status > 0) == (Op->getOperator() == OO_EqualEqual);
+    return TrueWhenNot ? CaptureTest::TrueWhenNotCapturing
+                       : CaptureTest::TrueWhenCapturing;
+  }
+  // A boolean query or flag: is_capturing(), capturing_, isCapturing.
+  if (Cond->getType()->isBooleanType()) {
+    if (const auto *Call = dyn_cast<CallExpr>(Cond))
+      if (const FunctionDecl *FD = Call->getDirectCallee())
+        if (FD->getIdentifier() && namesCapturing(FD->getName()))
+          return CaptureTest::TrueWhenCapturing;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(Cond))
+      if (DRE->getDecl()->getIdentifier() &&
+          namesCapturing(DRE->getDecl()->getName().trim('_')))
+        return CaptureTest::TrueWhenCapturing;
+    if (const auto *ME = dyn_cast<MemberExpr>(Cond))
+      if (ME->getMemberDecl()->getIdentifier() &&
+          namesCapturing(ME->getMemberDecl()->getName().trim('_')))
+        return CaptureTest::TrueWhenCapturing;
+  }
+  return CaptureTest::Unknown;
+}
+
+bool alwaysLeaves(const Stmt *S) {
+  if (const auto *CS = dyn_cast_or_null<CompoundStmt>(S))
+    return !CS->body_empty() && alwaysLeaves(CS->body_back());
+  return S && (isa<ReturnStmt>(S) || isa<CXXThrowExpr>(S) ||
+               isa<ContinueStmt>(S) || isa<BreakStmt>(S));
+}
+
+/// Collects the calls in a function body, marking those that a capture-status
+/// test keeps out of capture.
+class CallCollector {
+public:
+  CallCollector(std::vector<CallSite> &Out, std::vector<SourceRange> &Outside)
+      : Out(Out), Outside(Outside) {}
+
+  void collect(const Stmt *S, bool Quiet = false) {
+    if (!S)
+      return;
+    if (const auto *L = dyn_cast<LambdaExpr>(S)) {
+      // The body is a function of its own; only the captures run here.
+      for (const Expr *Init : L->capture_inits())
+        collect(Init, Quiet);
+      return;
+    }
+    if (const auto *If = dyn_cast<IfStmt>(S)) {
+      CaptureTest Test = classifyCaptureTest(If->getCond());
+      collect(If->getInit(), Quiet);
+      collect(If->getConditionVariableDeclStmt(), Quiet);
+      collect(If->getCond(), Quiet);
+      collectBranch(If->getThen(), Quiet || Test == CaptureTest::TrueWhenNotCapturing);
+      collectBranch(If->getElse(), Quiet || Test == CaptureTest::TrueWhenCapturing);
+      return;
+    }
+    if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+      // `if (capturing) return;` keeps the rest of the block out of capture.
+      bool Rest = Quiet;
+      for (const Stmt *Child : CS->body()) {
+        collect(Child, Rest);
+        if (const auto *If = dyn_cast<IfStmt>(Child); If && !If->getElse() &&
+            classifyCaptureTest(If->getCond()) == CaptureTest::TrueWhenCapturing &&
+            alwaysLeaves(If->getThen()) && !Rest) {
+          Rest = true;
+          Outside.push_back(
+              SourceRange(If->getEndLoc(), CS->getRBracLoc()));
+        }
+      }
+      return;
+    }
+    auto Add = [&](CallSite Site) {
+      Site.OutsideCapture = Quiet;
+      Out.push_back(Site);
+    };
+    if (const auto *CE = dyn_cast<CallExpr>(S)) {
+      Add({CE, CE->getExprLoc(), CE->getDirectCallee()});
+      addLambdas(CE, Add);
+    } else if (const auto *CC = dyn_cast<CXXConstructExpr>(S)) {
+      Add({CC, CC->getBeginLoc(), CC->getConstructor()});
+      addLambdas(CC, Add);
+    } else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+      for (const Decl *D : DS->decls())
+        if (const auto *VD = dyn_cast<VarDecl>(D))
+          if (VD->hasLocalStorage() && !VD->getType()->isReferenceType())
+            if (const CXXDestructorDecl *Dtor = userDestructorOf(VD->getType()))
+              Add({nullptr, VD->getLocation(), Dtor});
+    }
+    for (const Stmt *Child : S->children())
+      collect(Child, Quiet);
+  }
+
+private:
+  void collectBranch(const Stmt *S, bool Quiet) {
+    if (S && Quiet)
+      Outside.push_back(S->getSourceRange());
+    collect(S, Quiet);
+  }
+  template <typename AddFn> static void addLambdas(const Stmt *S, AddFn Add) {
+    std::vector<CallSite> Lambdas;
+    addLambdaArguments(S, Lambdas);
+    for (const CallSite &L : Lambdas)
+      Add(L);
+  }
+
+  std::vector<CallSite> &Out;
+  std::vector<SourceRange> &Outside;
+};
+} // namespace
+
+bool CaptureAnalysis::runsOutsideCapture(const FunctionDecl *FD,
+                                         const Stmt *S) {
+  (void)callsIn(FD);
+  auto It = OutsideCache.find(FD);
+  if (It == OutsideCache.end() || It->second.empty())
+    return false;
+  SourceLocation Loc = SM.getExpansionLoc(S->getBeginLoc());
+  for (const SourceRange &R : It->second) {
+    SourceLocation B = SM.getExpansionLoc(R.getBegin());
+    SourceLocation E = SM.getExpansionLoc(R.getEnd());
+    if (SM.isPointWithin(Loc, B, E))
+      return true;
+  }
+  return false;
 }
 
 llvm::ArrayRef<CallSite> CaptureAnalysis::callsIn(const FunctionDecl *FD) {
   auto [It, Inserted] = CallsCache.try_emplace(FD);
   if (Inserted) {
     std::vector<CallSite> Calls;
+    std::vector<SourceRange> Outside;
+    CallCollector Collector(Calls, Outside);
     if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD))
       for (const CXXCtorInitializer *Init : Ctor->inits())
         if (Init->isWritten())
-          collectCalls(Init->getInit(), Calls);
-    collectCalls(FD->getBody(), Calls);
+          Collector.collect(Init->getInit());
+    Collector.collect(FD->getBody());
+    OutsideCache[FD] = std::move(Outside);
     for (CallSite &Site : Calls)
       Site.Loc = visibleLoc(Site.Loc);
     // The map may have grown meanwhile; look the slot up again.
@@ -465,11 +640,14 @@ void CaptureAnalysis::analyzeRegions(const FunctionDecl *FD) {
   Flow.record([&](const CFGElement *E, const Stmt *Terminator,
                   const RegionRoot *State) {
     if (Terminator) {
-      Set.try_emplace(Terminator, State);
+      if (!runsOutsideCapture(FD, Terminator))
+        Set.try_emplace(Terminator, State);
       return;
     }
     const Stmt *S;
     const FunctionDecl *Callee = calleeOfElement(*E, Ctx, S);
+    if (S && runsOutsideCapture(FD, S))
+      return;
     if (S)
       Set.try_emplace(S, State);
     // Begin and end events are not work done under capture.
@@ -580,7 +758,8 @@ void CaptureAnalysis::run() {
     std::vector<CallSite> Calls(callsIn(R->Function).begin(),
                                 callsIn(R->Function).end());
     for (const CallSite &Site : Calls)
-      addSite(Site, R, R->Root);
+      if (!Site.OutsideCapture)
+        addSite(Site, R, R->Root);
   }
 }
 

@@ -66,6 +66,8 @@ struct CallSite {
                            // the destructor of a local variable
   SourceLocation Loc;
   const FunctionDecl *Callee = nullptr;
+  /// A capture-status test keeps this call out of capture.
+  bool OutsideCapture = false;
 };
 
 /// How a function came to run under capture: reached through Site from the
@@ -113,6 +115,9 @@ public:
   bool isUserLocation(SourceLocation Loc) const;
   /// \p Loc, or where a library macro that spells it is used.
   SourceLocation visibleLoc(SourceLocation Loc) const;
+  /// True when a capture-status test in \p FD keeps \p S out of capture
+  /// (`if (status == cudaStreamCaptureStatusNone) ...`).
+  bool runsOutsideCapture(const FunctionDecl *FD, const Stmt *S);
   /// The calls made directly in \p FD's body (not in nested lambdas).
   llvm::ArrayRef<CallSite> callsIn(const FunctionDecl *FD);
 
@@ -142,6 +147,7 @@ private:
 
   std::vector<const FunctionDecl *> UserFunctions;
   llvm::DenseMap<const FunctionDecl *, std::vector<CallSite>> CallsCache;
+  llvm::DenseMap<const FunctionDecl *, std::vector<SourceRange>> OutsideCache;
   llvm::DenseMap<const FunctionDecl *, int> EventsCache; // -1 in progress
   llvm::DenseMap<const FunctionDecl *, Event> SummaryCache;
   llvm::DenseMap<const FunctionDecl *, llvm::StringRef> NameCache;

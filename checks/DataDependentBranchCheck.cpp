@@ -253,7 +253,7 @@ void DataDependentBranchCheck::checkCapture(CaptureAnalysis &Analysis) {
       if (!Cond)
         return;
       const RegionRoot *Root = Scope.rootOf(S);
-      if (!Root)
+      if (!Root || (!Scope.RegionStmts && Analysis.runsOutsideCapture(FD, S)))
         return;
       const Stmt *Read = deviceRead(Analysis, Cond, Region, Vars);
       Loc = Analysis.visibleLoc(Loc);

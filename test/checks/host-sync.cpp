@@ -4,6 +4,7 @@
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -272,4 +273,45 @@ void libraryInside(at::cuda::CUDAGraph &graph, c10::cuda::CUDAStream s) {
   s.synchronize();
   // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'CUDAStream::synchronize' blocks the host
   graph.capture_end();
+}
+
+// ---------------------------------------------------------------------------
+// Helpers that test the capture status first only synchronize when no
+// capture is open: not reported. The capturing side of the test is.
+void syncUnlessCapturing(cudaStream_t s) {
+  cudaStreamCaptureStatus status;
+  cudaStreamIsCapturing(s, &status);
+  if (status == cudaStreamCaptureStatusNone)
+    cudaStreamSynchronize(s);
+  if (status != cudaStreamCaptureStatusNone) {
+    cudaDeviceSynchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host
+  } else {
+    cudaDeviceSynchronize();
+  }
+}
+
+bool is_capturing(cudaStream_t s);
+void returnEarlyWhenCapturing(cudaStream_t s) {
+  if (is_capturing(s))
+    return;
+  cudaStreamSynchronize(s);
+}
+
+void torchStatus() {
+  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() ==
+      c10::cuda::CaptureStatus::None)
+    c10::cuda::device_synchronize();
+  if (!(c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
+        c10::cuda::CaptureStatus::None))
+    c10::cuda::device_synchronize();
+}
+
+void callsGuardedHelpers(cudaStream_t s) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  syncUnlessCapturing(s);
+  returnEarlyWhenCapturing(s);
+  torchStatus();
+  cudaStreamEndCapture(s, &g);
 }

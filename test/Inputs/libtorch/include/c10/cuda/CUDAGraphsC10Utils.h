@@ -35,5 +35,9 @@ enum class CaptureStatus : int {
   Invalidated = int(cudaStreamCaptureStatusInvalidated)
 };
 
+// The capture status of the current stream (real libtorch defines it inline
+// over cudaStreamIsCapturing).
+CaptureStatus currentStreamCaptureStatusMayInitCtx();
+
 } // namespace cuda
 } // namespace c10
