@@ -34,9 +34,8 @@ void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
                     .str();
     else
       Message = ("'" + Api + " " + H->Effect).str();
-    Message += (" during CUDA graph capture: " + H->Outcome + "; " +
-                H->Instead)
-                   .str();
+    Message +=
+        (" during CUDA graph capture: " + H->Outcome + "; " + H->Instead).str();
     if (!reportOnce(Loc, Message))
       continue;
     addChainNotes(Analysis, Via ? Via->Parent : Site.Context, Site.Root);

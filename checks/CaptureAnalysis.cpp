@@ -4,8 +4,8 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
-#include "clang/AST/StmtCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
 #include "clang/Analysis/Analyses/PostOrderCFGView.h"
 #include "clang/Analysis/CFG.h"
 #include "clang/Basic/SourceManager.h"
@@ -62,9 +62,8 @@ void CaptureAnalysis::reset() { cache().clear(); }
 CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
     : Ctx(Ctx), SM(Ctx.getSourceManager()), BeginPatterns(Opts.BeginFunctions),
       EndPatterns(Opts.EndFunctions), CapturedPatterns(Opts.CapturedFunctions),
-      LibraryRegex(Opts.LibraryHeaderRegex.empty()
-                       ? DefaultLibraryHeaderRegex
-                       : Opts.LibraryHeaderRegex) {}
+      LibraryRegex(Opts.LibraryHeaderRegex.empty() ? DefaultLibraryHeaderRegex
+                                                   : Opts.LibraryHeaderRegex) {}
 
 //===----------------------------------------------------------------------===//
 // User code and library code
@@ -230,7 +229,8 @@ CaptureTest classifyCaptureTest(const Expr *Cond) {
   }
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Cond);
       Op && Op->getNumArgs() == 2 &&
-      (Op->getOperator() == OO_EqualEqual || Op->getOperator() == OO_ExclaimEqual)) {
+      (Op->getOperator() == OO_EqualEqual ||
+       Op->getOperator() == OO_ExclaimEqual)) {
     int Status = statusConstant(Op->getArg(0)) + statusConstant(Op->getArg(1));
     if (Status == 0)
       return CaptureTest::Unknown;
@@ -284,8 +284,10 @@ public:
       collect(If->getInit(), Quiet);
       collect(If->getConditionVariableDeclStmt(), Quiet);
       collect(If->getCond(), Quiet);
-      collectBranch(If->getThen(), Quiet || Test == CaptureTest::TrueWhenNotCapturing);
-      collectBranch(If->getElse(), Quiet || Test == CaptureTest::TrueWhenCapturing);
+      collectBranch(If->getThen(),
+                    Quiet || Test == CaptureTest::TrueWhenNotCapturing);
+      collectBranch(If->getElse(),
+                    Quiet || Test == CaptureTest::TrueWhenCapturing);
       return;
     }
     if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
@@ -293,12 +295,13 @@ public:
       bool Rest = Quiet;
       for (const Stmt *Child : CS->body()) {
         collect(Child, Rest);
-        if (const auto *If = dyn_cast<IfStmt>(Child); If && !If->getElse() &&
-            classifyCaptureTest(If->getCond()) == CaptureTest::TrueWhenCapturing &&
+        if (const auto *If = dyn_cast<IfStmt>(Child);
+            If && !If->getElse() &&
+            classifyCaptureTest(If->getCond()) ==
+                CaptureTest::TrueWhenCapturing &&
             alwaysLeaves(If->getThen()) && !Rest) {
           Rest = true;
-          Outside.push_back(
-              SourceRange(If->getEndLoc(), CS->getRBracLoc()));
+          Outside.push_back(SourceRange(If->getEndLoc(), CS->getRBracLoc()));
         }
       }
       return;
@@ -453,9 +456,8 @@ class RegionDataflow {
 public:
   using EventFn = llvm::function_ref<const RegionRoot *(
       const CFGElement &, const RegionRoot *State, bool &IsEvent)>;
-  using RecordFn =
-      llvm::function_ref<void(const CFGElement *, const Stmt *Terminator,
-                              const RegionRoot *State)>;
+  using RecordFn = llvm::function_ref<void(
+      const CFGElement *, const Stmt *Terminator, const RegionRoot *State)>;
 
   RegionDataflow(const CFG &Cfg, EventFn OnElement)
       : Cfg(Cfg), OnElement(OnElement), Order(&Cfg) {}
@@ -545,8 +547,8 @@ static std::unique_ptr<CFG> buildCFG(const FunctionDecl *FD, ASTContext &Ctx) {
   return CFG::buildCFG(FD, FD->getBody(), &Ctx, Options);
 }
 
-static const FunctionDecl *calleeOfElement(const CFGElement &E,
-                                           ASTContext &Ctx, const Stmt *&S) {
+static const FunctionDecl *calleeOfElement(const CFGElement &E, ASTContext &Ctx,
+                                           const Stmt *&S) {
   S = nullptr;
   if (auto CS = E.getAs<CFGStmt>()) {
     S = CS->getStmt();
@@ -614,10 +616,10 @@ void CaptureAnalysis::analyzeRegions(const FunctionDecl *FD) {
     const void *Key = S ? static_cast<const void *>(S) : Callee;
     const RegionRoot *&Root = RootOfBegin[Key];
     if (!Root) {
-      SourceLocation Loc = visibleLoc(
-          S ? (isa<CallExpr>(S) ? cast<CallExpr>(S)->getExprLoc()
-                                : S->getBeginLoc())
-            : FD->getLocation());
+      SourceLocation Loc =
+          visibleLoc(S ? (isa<CallExpr>(S) ? cast<CallExpr>(S)->getExprLoc()
+                                           : S->getBeginLoc())
+                       : FD->getLocation());
       std::string Note = "CUDA graph capture begins here";
       if (apiEvent(Callee) == Event::None)
         Note = isa<CXXConstructorDecl>(Callee)
@@ -654,8 +656,8 @@ void CaptureAnalysis::analyzeRegions(const FunctionDecl *FD) {
     if (Callee && summaryEvent(Callee) != Event::None)
       return;
     if (S && (isa<CallExpr>(S) || isa<CXXConstructExpr>(S))) {
-      SourceLocation Loc = isa<CallExpr>(S) ? cast<CallExpr>(S)->getExprLoc()
-                                            : S->getBeginLoc();
+      SourceLocation Loc =
+          isa<CallExpr>(S) ? cast<CallExpr>(S)->getExprLoc() : S->getBeginLoc();
       RegionCalls.push_back({{S, Loc, Callee}, State});
       std::vector<CallSite> Lambdas;
       addLambdaArguments(S, Lambdas);
@@ -740,7 +742,8 @@ void CaptureAnalysis::run() {
 
   if (!CapturedPatterns.empty())
     for (const FunctionDecl *FD : UserFunctions)
-      if (!ReachedFunctions.count(FD) && CapturedPatterns.matches(matchName(FD))) {
+      if (!ReachedFunctions.count(FD) &&
+          CapturedPatterns.matches(matchName(FD))) {
         const RegionRoot *Root = newRoot(
             FD->getLocation(), "'" + FD->getNameAsString() +
                                    "' is listed in CapturedFunctions and runs "

@@ -22,7 +22,8 @@ static bool onlyCudaGraphChecks(const ClangTidyContext &Context) {
     Glob = Glob.trim();
     if (Glob.empty() || Glob.starts_with("-"))
       continue;
-    if (!Glob.starts_with("cudagraph-") && !Glob.starts_with("clang-diagnostic-"))
+    if (!Glob.starts_with("cudagraph-") &&
+        !Glob.starts_with("clang-diagnostic-"))
       return false;
   }
   return true;
@@ -127,8 +128,9 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
       continue;
     const FunctionDecl *F = R->Function;
     if (isa<CXXDestructorDecl>(F))
-      diag(R->Site.Loc, "the destructor '%0' runs during capture when this "
-                        "variable goes out of scope",
+      diag(R->Site.Loc,
+           "the destructor '%0' runs during capture when this "
+           "variable goes out of scope",
            DiagnosticIDs::Note)
           << displayName(F);
     else if (displayName(F) == "lambda")

@@ -42,7 +42,8 @@ static bool isSearchDir(HeaderSearch &HS, llvm::StringRef Dir) {
 /// The first normal search directory that holds \p Header, or "".
 static std::string findInSearchPath(HeaderSearch &HS, FileManager &FM,
                                     llvm::StringRef Header) {
-  for (auto It = HS.search_dir_begin(), E = HS.search_dir_end(); It != E; ++It) {
+  for (auto It = HS.search_dir_begin(), E = HS.search_dir_end(); It != E;
+       ++It) {
     if (!It->isNormalDir())
       continue;
     llvm::SmallString<256> Probe(It->getName());
@@ -68,7 +69,8 @@ void addStandInHeaders(Preprocessor &PP) {
   }
   if (!findInSearchPath(HS, FM, "c10/cuda/CUDAMacros.h").empty() &&
       findInSearchPath(HS, FM, "c10/cuda/impl/cuda_cmake_macros.h").empty())
-    Needed.push_back({"c10/cuda/impl/cuda_cmake_macros.h", CudaCMakeMacrosStandIn});
+    Needed.push_back(
+        {"c10/cuda/impl/cuda_cmake_macros.h", CudaCMakeMacrosStandIn});
 
   for (const StandIn &S : Needed) {
     llvm::SmallString<128> File(ShimDir);

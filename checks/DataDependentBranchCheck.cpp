@@ -17,8 +17,7 @@ DataDependentBranchCheck::DataDependentBranchCheck(StringRef Name,
       Reads.push_back(H);
 }
 
-void DataDependentBranchCheck::storeOptions(
-    ClangTidyOptions::OptionMap &Opts) {
+void DataDependentBranchCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   CudaGraphCheck::storeOptions(Opts);
   Options.store(Opts, "DeviceReadFunctions", DeviceReadFunctions);
 }
@@ -33,8 +32,7 @@ static bool isMemcpyToHost(CaptureAnalysis &Analysis, const CallExpr *Call) {
   if (!Name.starts_with("cudaMemcpy"))
     return false;
   for (const Expr *Arg : Call->arguments())
-    if (const auto *DRE =
-            dyn_cast<DeclRefExpr>(Arg->IgnoreParenImpCasts()))
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(Arg->IgnoreParenImpCasts()))
       if (DRE->getDecl()->getName() == "cudaMemcpyDeviceToHost" ||
           DRE->getDecl()->getName() == "cudaMemcpyDefault")
         return true;
@@ -114,9 +112,10 @@ static void forEachValueUse(const Stmt *S,
     forEachValueUse(Child, Fn);
 }
 
-const Stmt *DataDependentBranchCheck::deviceRead(
-    CaptureAnalysis &Analysis, const Expr *E, const CapturedScope *Scope,
-    const DeviceVars &Vars) {
+const Stmt *DataDependentBranchCheck::deviceRead(CaptureAnalysis &Analysis,
+                                                 const Expr *E,
+                                                 const CapturedScope *Scope,
+                                                 const DeviceVars &Vars) {
   const Stmt *Found = nullptr;
   forEachValueUse(E, [&](const Stmt *S) {
     if (Found)
@@ -145,7 +144,8 @@ const Stmt *DataDependentBranchCheck::deviceRead(
     }
     const FunctionDecl *Def = nullptr;
     if (Call->getDirectCallee() && Call->getDirectCallee()->hasBody(Def) &&
-        Analysis.isUserLocation(Def->getLocation()) && returnedRead(Analysis, Def))
+        Analysis.isUserLocation(Def->getLocation()) &&
+        returnedRead(Analysis, Def))
       Found = Call;
   });
   return Found;
@@ -167,8 +167,8 @@ DataDependentBranchCheck::deviceVariables(CaptureAnalysis &Analysis,
     forEachStmt(FD->getBody(), [&](const Stmt *S) {
       if (const auto *DS = dyn_cast<DeclStmt>(S)) {
         for (const Decl *D : DS->decls())
-          if (const auto *VD = dyn_cast<VarDecl>(D); VD && VD->getInit() &&
-                                                     !Vars.count(VD))
+          if (const auto *VD = dyn_cast<VarDecl>(D);
+              VD && VD->getInit() && !Vars.count(VD))
             Taint(VD, deviceRead(Analysis, VD->getInit(), Scope, Vars));
       } else if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
         if (BO->isAssignmentOp())
@@ -205,8 +205,8 @@ const Stmt *DataDependentBranchCheck::returnedRead(CaptureAnalysis &Analysis,
   if (!FD->getReturnType()->isVoidType()) {
     auto Vars = deviceVariables(Analysis, FD, nullptr);
     forEachStmt(FD->getBody(), [&](const Stmt *S) {
-      if (const auto *Ret = dyn_cast<ReturnStmt>(S); Ret && !Result &&
-                                                     Ret->getRetValue())
+      if (const auto *Ret = dyn_cast<ReturnStmt>(S);
+          Ret && !Result && Ret->getRetValue())
         Result = deviceRead(Analysis, Ret->getRetValue(), nullptr, Vars);
     });
   }

@@ -35,11 +35,10 @@ protected:
 private:
   /// The read that makes \p E a device value, or null.
   const Stmt *deviceRead(CaptureAnalysis &Analysis, const Expr *E,
-                         const CapturedScope *Scope,
-                         const DeviceVars &Vars);
+                         const CapturedScope *Scope, const DeviceVars &Vars);
   /// Host variables of \p FD that hold device values, with their reads.
   DeviceVars deviceVariables(CaptureAnalysis &Analysis, const FunctionDecl *FD,
-                  const CapturedScope *Scope);
+                             const CapturedScope *Scope);
   /// The read whose value \p FD returns, or null.
   const Stmt *returnedRead(CaptureAnalysis &Analysis, const FunctionDecl *FD);
   bool isDeviceReadCall(CaptureAnalysis &Analysis, const CallExpr *Call);

@@ -78,10 +78,10 @@ constexpr GpuVerdict CapturedNow = GpuVerdict::CapturedNow;
 
 llvm::ArrayRef<Hazard> allHazards() {
   static const std::vector<Hazard> Catalog = {
-#define CUDAGRAPH_HAZARD(Id, Check, Kind, Names, Flags, Verdict, Effect,      \
+#define CUDAGRAPH_HAZARD(Id, Check, Kind, Names, Flags, Verdict, Effect,       \
                          Outcome, Instead)                                     \
-  Hazard{Id,    Check,   Kind,    NamePatterns(Names), Flags,                 \
-         Verdict, Effect, Outcome, Instead},
+  Hazard{Id,     Check,   Kind,   NamePatterns(Names), Flags, Verdict,         \
+         Effect, Outcome, Instead},
 #include "Hazards.def"
   };
   return Catalog;

@@ -17,9 +17,22 @@
 
 namespace clang::tidy::cudagraph {
 
-enum class HazardKind { Callee, HostCopy, TensorPrint, PinnedFlag, Branch, RuntimeOnly };
+enum class HazardKind {
+  Callee,
+  HostCopy,
+  TensorPrint,
+  PinnedFlag,
+  Branch,
+  RuntimeOnly
+};
 enum class HazardFlags : unsigned { None = 0, ReadsDevice = 1 };
-enum class GpuVerdict { CaptureError, FrameworkError, SilentEager, SilentFrozen, CapturedNow };
+enum class GpuVerdict {
+  CaptureError,
+  FrameworkError,
+  SilentEager,
+  SilentFrozen,
+  CapturedNow
+};
 
 /// A list of '|'- or ';'-separated globs over qualified names. '*' matches any
 /// run of characters; a leading '!' excludes.

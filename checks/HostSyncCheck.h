@@ -1,4 +1,5 @@
-//===--- HostSyncCheck.h - cudagraph-tidy ---------------------------*- C++ -*-===//
+//===--- HostSyncCheck.h - cudagraph-tidy ---------------------------*- C++
+//-*-===//
 
 #ifndef CUDAGRAPH_TIDY_HOST_SYNC_CHECK_H
 #define CUDAGRAPH_TIDY_HOST_SYNC_CHECK_H
@@ -7,7 +8,8 @@
 
 namespace clang::tidy::cudagraph {
 
-/// Finds host synchronizations and blocking device-to-host reads that run while a CUDA stream is being captured.
+/// Finds host synchronizations and blocking device-to-host reads that run while
+/// a CUDA stream is being captured.
 ///
 /// The APIs come from catalog/Hazards.def; the ExtraFunctions option adds
 /// more. For the user-facing documentation see docs/checks/host-sync.md.

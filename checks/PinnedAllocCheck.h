@@ -1,4 +1,5 @@
-//===--- PinnedAllocCheck.h - cudagraph-tidy ---------------------------*- C++ -*-===//
+//===--- PinnedAllocCheck.h - cudagraph-tidy ---------------------------*- C++
+//-*-===//
 
 #ifndef CUDAGRAPH_TIDY_PINNED_ALLOC_CHECK_H
 #define CUDAGRAPH_TIDY_PINNED_ALLOC_CHECK_H
@@ -7,7 +8,8 @@
 
 namespace clang::tidy::cudagraph {
 
-/// Finds pinned host memory allocation, release and registration that run while a CUDA stream is being captured.
+/// Finds pinned host memory allocation, release and registration that run while
+/// a CUDA stream is being captured.
 ///
 /// The APIs come from catalog/Hazards.def; the ExtraFunctions option adds
 /// more. For the user-facing documentation see docs/checks/pinned-alloc.md.

@@ -1,4 +1,5 @@
-//===--- StatusQueryCheck.h - cudagraph-tidy ---------------------------*- C++ -*-===//
+//===--- StatusQueryCheck.h - cudagraph-tidy ---------------------------*- C++
+//-*-===//
 
 #ifndef CUDAGRAPH_TIDY_STATUS_QUERY_CHECK_H
 #define CUDAGRAPH_TIDY_STATUS_QUERY_CHECK_H
@@ -7,7 +8,8 @@
 
 namespace clang::tidy::cudagraph {
 
-/// Finds event and stream status queries that run while a CUDA stream is being captured.
+/// Finds event and stream status queries that run while a CUDA stream is being
+/// captured.
 ///
 /// The APIs come from catalog/Hazards.def; the ExtraFunctions option adds
 /// more. For the user-facing documentation see docs/checks/status-query.md.

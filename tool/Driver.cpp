@@ -45,8 +45,7 @@ static bool configChoosesChecks(llvm::StringRef Source) {
   return false;
 }
 
-std::vector<std::string>
-adjustArguments(const std::vector<std::string> &Args) {
+std::vector<std::string> adjustArguments(const std::vector<std::string> &Args) {
   bool ChecksGiven = false;
   std::vector<std::string> Sources;
   bool AfterDashDash = false;
