@@ -17,7 +17,7 @@ const char DefaultLibraryHeaderRegex[] =
     "(^|/)cuda[^/]*/(targets/[^/]+/)?include/";
 
 /// How deep the walk goes into library functions that have bodies in headers.
-static constexpr unsigned MaxLibraryDepth = 4;
+static constexpr unsigned MaxLibraryDepth = 16;
 
 const RegionRoot *CapturedScope::rootOf(const Stmt *S) const {
   if (!RegionStmts)
@@ -685,15 +685,63 @@ void CaptureAnalysis::addSite(const CallSite &Site, const Reach *Context,
                               const RegionRoot *Root) {
   Sites.push_back({Site, Context, Root});
   const FunctionDecl *Def = definitionOf(Site.Callee);
-  if (!Def || ReachedFunctions.count(Def))
+  if (!Def)
     return;
-  bool Library = !isUserLocation(Def->getLocation());
-  unsigned Depth = Library ? (Context ? Context->LibraryDepth : 0) + 1 : 0;
-  if (Library && (Depth > MaxLibraryDepth || Def->isInStdNamespace()))
+  if (isUserLocation(Def->getLocation())) {
+    reachUserFunction(Def, Site, Context, Root);
     return;
-  Reach &R = Reaches.emplace_back(Reach{Def, Site, Context, Root, Depth});
+  }
+  if (Def->isInStdNamespace())
+    return; // the standard library makes no CUDA calls
+  // A library function: everything it calls inside the library runs now, and
+  // is reported at this call (the innermost one in user code). Each call
+  // into the library gets its own entry, so two calls reaching the same
+  // library internals are both reported.
+  const Reach &Entry =
+      Reaches.emplace_back(Reach{Def, Site, Context, Root, /*Library=*/true});
+  for (const CallSite &Inner : librarySites(Def)) {
+    Sites.push_back({Inner, &Entry, Root});
+    // Library templates call back into user code (functors, lambdas).
+    if (const FunctionDecl *InnerDef = definitionOf(Inner.Callee))
+      if (isUserLocation(InnerDef->getLocation()))
+        reachUserFunction(InnerDef, Inner, &Entry, Root);
+  }
+}
+
+void CaptureAnalysis::reachUserFunction(const FunctionDecl *Def,
+                                        const CallSite &Site,
+                                        const Reach *Context,
+                                        const RegionRoot *Root) {
+  if (ReachedFunctions.count(Def))
+    return;
+  Reach &R = Reaches.emplace_back(Reach{Def, Site, Context, Root, false});
   ReachedFunctions[Def] = &R;
   Worklist.push_back(&R);
+}
+
+llvm::ArrayRef<CallSite>
+CaptureAnalysis::librarySites(const FunctionDecl *Def) {
+  auto It = LibraryCache.find(Def);
+  if (It != LibraryCache.end())
+    return It->second;
+  std::vector<CallSite> Result;
+  llvm::DenseSet<const FunctionDecl *> Seen{Def};
+  std::vector<std::pair<const FunctionDecl *, unsigned>> Stack{{Def, 1}};
+  while (!Stack.empty()) {
+    auto [F, Depth] = Stack.back();
+    Stack.pop_back();
+    for (const CallSite &Site : callsIn(F)) {
+      if (Site.OutsideCapture)
+        continue;
+      Result.push_back(Site);
+      const FunctionDecl *Callee = definitionOf(Site.Callee);
+      if (Callee && Depth < MaxLibraryDepth &&
+          !isUserLocation(Callee->getLocation()) &&
+          !Callee->isInStdNamespace() && Seen.insert(Callee).second)
+        Stack.push_back({Callee, Depth + 1});
+    }
+  }
+  return LibraryCache[Def] = std::move(Result);
 }
 
 namespace {

@@ -77,7 +77,7 @@ struct Reach {
   CallSite Site;
   const Reach *Parent = nullptr;
   const RegionRoot *Root = nullptr;
-  unsigned LibraryDepth = 0;
+  bool InLibrary = false;
 };
 
 /// A call that runs under capture.
@@ -137,6 +137,11 @@ private:
   void analyzeRegions(const FunctionDecl *FD);
   void addSite(const CallSite &Site, const Reach *Context,
                const RegionRoot *Root);
+  void reachUserFunction(const FunctionDecl *Def, const CallSite &Site,
+                         const Reach *Context, const RegionRoot *Root);
+  /// Every call inside the library code that \p Def (a library function)
+  /// reaches, following library callees up to a depth limit.
+  llvm::ArrayRef<CallSite> librarySites(const FunctionDecl *Def);
   const RegionRoot *newRoot(SourceLocation Loc, std::string Note);
   bool isUserFile(FileID FID) const;
 
@@ -148,6 +153,7 @@ private:
   std::vector<const FunctionDecl *> UserFunctions;
   llvm::DenseMap<const FunctionDecl *, std::vector<CallSite>> CallsCache;
   llvm::DenseMap<const FunctionDecl *, std::vector<SourceRange>> OutsideCache;
+  llvm::DenseMap<const FunctionDecl *, std::vector<CallSite>> LibraryCache;
   llvm::DenseMap<const FunctionDecl *, int> EventsCache; // -1 in progress
   llvm::DenseMap<const FunctionDecl *, Event> SummaryCache;
   llvm::DenseMap<const FunctionDecl *, llvm::StringRef> NameCache;

@@ -2,7 +2,7 @@
 #include <cuda_runtime.h>
 #include <thrust/device_vector.h>
 #include <thrust/reduce.h>
-#include <thrust/sort.h>
+#include <thrust/transform.h>
 
 __global__ void axpy(float a, const float *x, float *y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -10,9 +10,21 @@ __global__ void axpy(float a, const float *x, float *y, int n) {
     y[i] = a * x[i] + y[i];
 }
 
+struct Square {
+  __host__ __device__ float operator()(float x) const { return x * x; }
+};
+
 float total(thrust::device_vector<float> &v) {
-  thrust::sort(v.begin(), v.end());
+  thrust::transform(v.begin(), v.end(), v.begin(), Square());
   return thrust::reduce(v.begin(), v.end());
+}
+
+float captureTotal(cudaStream_t s, thrust::device_vector<float> &v) {
+  cudaGraph_t g = nullptr;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  float r = total(v);
+  cudaStreamEndCapture(s, &g);
+  return r;
 }
 
 cudaGraph_t capture(cudaStream_t s, const float *x, float *y, int n) {

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 #include <thrust/device_vector.h>
+#include <thrust/reduce.h>
 
 __global__ void scale(float *p, float s, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -30,4 +31,18 @@ cudaGraph_t capture(cudaStream_t stream, float *dev, float *host, int n) {
   cudaStreamEndCapture(stream, &graph);
   cudaDeviceSynchronize();
   return graph;
+}
+
+// Thrust's algorithms synchronize inside the library: reported at the call.
+float sum(thrust::device_vector<float> &v) {
+  return thrust::reduce(v.begin(), v.end());
+  // CHECK: cuda-toolkit.cu:[[@LINE-1]]:10: warning: call to 'reduce' reaches 'cudaStreamSynchronize' in library code{{.*}}[cudagraph-host-sync]
+}
+
+float captureSum(cudaStream_t stream, thrust::device_vector<float> &v) {
+  cudaGraph_t graph = nullptr;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  float s = sum(v);
+  cudaStreamEndCapture(stream, &graph);
+  return s + thrust::reduce(v.begin(), v.end());
 }
