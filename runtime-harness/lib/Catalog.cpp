@@ -1,0 +1,141 @@
+//===--- Catalog.cpp - the hazard catalog as seen from C++ ----------------===//
+
+#include "cudagraph/harness/Catalog.h"
+
+#include <cstring>
+
+namespace cudagraph {
+namespace harness {
+
+const std::vector<CheckInfo> &checks() {
+  static const std::vector<CheckInfo> Checks = {
+#define CUDAGRAPH_CHECK(Name, Status, Summary) {Name, #Status, Summary},
+#include "Hazards.def"
+  };
+  return Checks;
+}
+
+const std::vector<HazardInfo> &hazards() {
+  static const std::vector<HazardInfo> Hazards = {
+#define CUDAGRAPH_HAZARD(Id, Check, Kind, Names, Flags, GpuVerdict, Effect,    \
+                         Outcome, Instead)                                     \
+  {Id, Check, #Kind, Names, #GpuVerdict, Outcome},
+#include "Hazards.def"
+  };
+  return Hazards;
+}
+
+const HazardInfo *findHazard(std::string_view Id) {
+  for (const HazardInfo &H : hazards())
+    if (Id == H.Id)
+      return &H;
+  return nullptr;
+}
+
+const CheckInfo *findCheck(std::string_view Name) {
+  for (const CheckInfo &C : checks())
+    if (Name == C.Name)
+      return &C;
+  return nullptr;
+}
+
+// Classic wildcard match where '*' matches any run of characters.
+static bool globMatch(std::string_view Pattern, std::string_view Text) {
+  size_t P = 0, T = 0, StarP = std::string_view::npos, StarT = 0;
+  while (T < Text.size()) {
+    if (P < Pattern.size() && Pattern[P] == '*') {
+      StarP = P++;
+      StarT = T;
+    } else if (P < Pattern.size() && Pattern[P] == Text[T]) {
+      ++P;
+      ++T;
+    } else if (StarP != std::string_view::npos) {
+      P = StarP + 1;
+      T = ++StarT;
+    } else {
+      return false;
+    }
+  }
+  while (P < Pattern.size() && Pattern[P] == '*')
+    ++P;
+  return P == Pattern.size();
+}
+
+bool namesMatch(std::string_view Names, std::string_view QualifiedName) {
+  bool Included = false;
+  while (!Names.empty()) {
+    size_t Bar = Names.find('|');
+    std::string_view Pattern = Names.substr(0, Bar);
+    Names = Bar == std::string_view::npos ? std::string_view()
+                                          : Names.substr(Bar + 1);
+    if (Pattern.empty())
+      continue;
+    if (Pattern.front() == '!') {
+      if (globMatch(Pattern.substr(1), QualifiedName))
+        return false;
+    } else if (globMatch(Pattern, QualifiedName)) {
+      Included = true;
+    }
+  }
+  return Included;
+}
+
+std::string_view baseApiName(std::string_view ApiName) {
+  // Versioned and per-thread entry points ("cuMemcpyDtoH_v2_ptds",
+  // "cudaStreamSynchronize_ptsz") are the same API to a reader.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (std::string_view Suffix : {"_ptsz", "_ptds"}) {
+      if (ApiName.size() > Suffix.size() &&
+          ApiName.substr(ApiName.size() - Suffix.size()) == Suffix) {
+        ApiName.remove_suffix(Suffix.size());
+        Changed = true;
+      }
+    }
+    size_t Under = ApiName.rfind("_v");
+    if (Under != std::string_view::npos && Under + 2 < ApiName.size() &&
+        ApiName.find_first_not_of("0123456789", Under + 2) ==
+            std::string_view::npos) {
+      ApiName = ApiName.substr(0, Under);
+      Changed = true;
+    }
+  }
+  return ApiName;
+}
+
+const HazardInfo *hazardForApi(std::string_view ApiName) {
+  std::string_view Base = baseApiName(ApiName);
+  for (const HazardInfo &H : hazards())
+    if (*H.Names && (namesMatch(H.Names, ApiName) || namesMatch(H.Names, Base)))
+      return &H;
+  return nullptr;
+}
+
+const HazardInfo *hazardForMessage(std::string_view Message) {
+  const HazardInfo *Match = nullptr;
+  for (const HazardInfo &H : hazards()) {
+    std::string_view Outcome = H.Outcome;
+    bool Quoted = false;
+    // Outcomes quote the messages libtorch throws: "\"...\"".
+    for (size_t Open = Outcome.find('"'); Open != std::string_view::npos;) {
+      size_t Close = Outcome.find('"', Open + 1);
+      if (Close == std::string_view::npos)
+        break;
+      std::string_view Quote = Outcome.substr(Open + 1, Close - Open - 1);
+      while (!Quote.empty() && Quote.back() == '.')
+        Quote.remove_suffix(1);
+      if (Quote.size() > 8 && Message.find(Quote) != std::string_view::npos)
+        Quoted = true;
+      Open = Outcome.find('"', Close + 1);
+    }
+    if (!Quoted)
+      continue;
+    if (Match)
+      return nullptr; // Several hazards throw this message: say nothing.
+    Match = &H;
+  }
+  return Match;
+}
+
+} // namespace harness
+} // namespace cudagraph
