@@ -449,13 +449,78 @@ bool CaptureAnalysis::hasCaptureEvents(const FunctionDecl *FD) {
 // The region dataflow
 //===----------------------------------------------------------------------===//
 
+/// The flag a condition tests (`use_graph`, `!opts.graphs`, `this->capture_`).
+static bool guardOf(const Expr *Cond, RegionGuard &Guard) {
+  if (!Cond)
+    return false;
+  bool Negated = false;
+  Cond = Cond->IgnoreParenImpCasts();
+  while (const auto *UO = dyn_cast<UnaryOperator>(Cond)) {
+    if (UO->getOpcode() != UO_LNot)
+      return false;
+    Negated = !Negated;
+    Cond = UO->getSubExpr()->IgnoreParenImpCasts();
+  }
+  Guard = RegionGuard();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Cond)) {
+    Guard.Decl = DRE->getDecl();
+  } else if (const auto *ME = dyn_cast<MemberExpr>(Cond)) {
+    const Expr *Base = ME->getBase()->IgnoreParenImpCasts();
+    if (const auto *BaseRef = dyn_cast<DeclRefExpr>(Base))
+      Guard.Base = BaseRef->getDecl();
+    else if (!isa<CXXThisExpr>(Base))
+      return false;
+    Guard.Decl = ME->getMemberDecl();
+  } else {
+    return false;
+  }
+  Guard.Value = !Negated; // value of the flag when the condition is true
+  return true;
+}
+
+/// The value \p Guard's flag has on the edge from \p P to \p B, when P
+/// branches on it.
+static std::optional<bool> edgeValue(const CFGBlock &P, const CFGBlock &B,
+                                     const RegionGuard &Want) {
+  RegionGuard Tested;
+  if (P.succ_size() != 2 || !guardOf(dyn_cast_or_null<Expr>(P.getTerminatorCondition()), Tested) ||
+      Tested.Decl != Want.Decl || Tested.Base != Want.Base)
+    return std::nullopt;
+  bool TrueEdge = P.succ_begin()->getReachableBlock() == &B;
+  bool FalseEdge = (P.succ_begin() + 1)->getReachableBlock() == &B;
+  if (TrueEdge == FalseEdge)
+    return std::nullopt;
+  return TrueEdge ? Tested.Value : !Tested.Value;
+}
+
+/// The flag under which block \p B runs, when its only predecessor branches
+/// on one.
+static RegionGuard guardOfBlock(const CFGBlock &B) {
+  const CFGBlock *Only = nullptr;
+  for (const CFGBlock::AdjacentBlock &Pred : B.preds())
+    if (const CFGBlock *P = Pred.getReachableBlock()) {
+      if (Only)
+        return {};
+      Only = P;
+    }
+  RegionGuard Guard;
+  if (!Only || !guardOf(dyn_cast_or_null<Expr>(Only->getTerminatorCondition()), Guard))
+    return {};
+  std::optional<bool> Value = edgeValue(*Only, B, Guard);
+  if (!Value)
+    return {};
+  Guard.Value = *Value;
+  return Guard;
+}
+
 namespace {
 /// Runs the "may be capturing" dataflow over one function's CFG. The state is
 /// the root of the capture that may be open, or null.
 class RegionDataflow {
 public:
   using EventFn = llvm::function_ref<const RegionRoot *(
-      const CFGElement &, const RegionRoot *State, bool &IsEvent)>;
+      const CFGBlock &, const CFGElement &, const RegionRoot *State,
+      bool &IsEvent)>;
   using RecordFn = llvm::function_ref<void(
       const CFGElement *, const Stmt *Terminator, const RegionRoot *State)>;
 
@@ -500,8 +565,19 @@ private:
       if (const CFGBlock *P = Pred.getReachableBlock())
         if (B != &Cfg.getExit() || !abandonsFunction(*P))
           if (const RegionRoot *S = Out.lookup(P))
-            return S;
+            if (!contradictsGuard(*S, *P, *B))
+              return S;
     return nullptr;
+  }
+
+  /// `if (use_graph) begin(); ... if (use_graph) end();`: the path that skips
+  /// the end because use_graph is false cannot have begun the capture.
+  static bool contradictsGuard(const RegionRoot &Root, const CFGBlock &P,
+                               const CFGBlock &B) {
+    if (!Root.Guard.Decl)
+      return false;
+    std::optional<bool> Value = edgeValue(P, B, Root.Guard);
+    return Value && *Value != Root.Guard.Value;
   }
 
   /// Paths that end the program or throw do not return to the caller with a
@@ -522,7 +598,7 @@ private:
       if (Record && State)
         (*Record)(&E, nullptr, State);
       bool IsEvent = false;
-      const RegionRoot *Next = OnElement(E, State, IsEvent);
+      const RegionRoot *Next = OnElement(B, E, State, IsEvent);
       if (IsEvent)
         State = Next;
     }
@@ -601,7 +677,8 @@ void CaptureAnalysis::analyzeRegions(const FunctionDecl *FD) {
   if (!Cfg)
     return;
   llvm::DenseMap<const void *, const RegionRoot *> RootOfBegin;
-  auto OnElement = [&](const CFGElement &E, const RegionRoot *State,
+  auto OnElement = [&](const CFGBlock &B, const CFGElement &E,
+                       const RegionRoot *State,
                        bool &IsEvent) -> const RegionRoot * {
     const Stmt *S;
     const FunctionDecl *Callee = calleeOfElement(E, Ctx, S);
@@ -631,6 +708,7 @@ void CaptureAnalysis::analyzeRegions(const FunctionDecl *FD) {
                    : "CUDA graph capture begins in '" +
                          Callee->getNameAsString() + "', called here";
       Root = newRoot(Loc, std::move(Note));
+      const_cast<RegionRoot *>(Root)->Guard = guardOfBlock(B);
     }
     return Root;
   };

@@ -53,11 +53,19 @@ struct CaptureOptions {
 
 extern const char DefaultLibraryHeaderRegex[];
 
+/// A boolean flag that a begin call is conditional on (`if (use_graph)`).
+struct RegionGuard {
+  const ValueDecl *Base = nullptr; // the object of `opts.use_graph`, if any
+  const ValueDecl *Decl = nullptr; // the flag; null: no guard
+  bool Value = true;               // the flag's value when capture begins
+};
+
 /// Where a capture region starts: a begin call, a call of a function that
 /// leaves a capture open, or a function listed in CapturedFunctions.
 struct RegionRoot {
   SourceLocation Loc;
   std::string Note;
+  RegionGuard Guard;
 };
 
 /// A call (or constructor, destructor, lambda) inside a function.

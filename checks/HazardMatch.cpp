@@ -54,10 +54,104 @@ static bool mentionsCpuDevice(const Stmt *S) {
   return false;
 }
 
+/// Whether an expression may name a device other than the CPU, or carries
+/// options whose device is not visible here.
+static bool mentionsOtherDevice(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+    StringRef Name = DRE->getDecl()->getName();
+    if (Name == "kCUDA" || Name == "CUDA")
+      return true;
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      if (const CXXRecordDecl *RD =
+              VD->getType().getNonReferenceType()->getAsCXXRecordDecl())
+        if (RD->getName() == "TensorOptions" || RD->getName() == "Device" ||
+            RD->getName() == "Tensor")
+          return true;
+  }
+  if (const auto *SL = dyn_cast<StringLiteral>(S))
+    if (SL->getCharByteWidth() == 1 && SL->getString().starts_with("cuda"))
+      return true;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
+    if (const CXXMethodDecl *M = MC->getMethodDecl())
+      if (M->getName() == "options" || M->getName() == "device")
+        return true;
+  for (const Stmt *Child : S->children())
+    if (mentionsOtherDevice(Child))
+      return true;
+  return false;
+}
+
+static const char *const TensorFactories[] = {
+    "empty", "zeros", "ones", "full", "rand", "randn", "randint",
+    "arange", "empty_strided", "tensor", "from_blob"};
+
+/// Whether \p E is known to be a tensor in host memory: the result of cpu()
+/// or to(kCPU), a factory call whose arguments name the CPU or no device at
+/// all (the default device is the CPU), or a local variable initialized so.
+static bool isHostTensor(const Expr *E, unsigned Depth = 0) {
+  E = unwrap(E);
+  if (!E || Depth > 4)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+    return VD && VD->hasLocalStorage() && VD->getInit() &&
+           !VD->getType()->isReferenceType() &&
+           isHostTensor(VD->getInit(), Depth + 1);
+  }
+  const auto *Call = dyn_cast<CallExpr>(E);
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD || !FD->getIdentifier())
+    return false;
+  StringRef Name = FD->getName();
+  if (isa<CXXMethodDecl>(FD))
+    return Name == "cpu" || (Name == "to" && isBlockingHostCopy(Call)) ||
+           ((Name == "pin_memory" || Name == "contiguous" || Name == "view" ||
+             Name == "reshape" || Name == "flatten") &&
+            isa<CXXMemberCallExpr>(Call) &&
+            isHostTensor(cast<CXXMemberCallExpr>(Call)->getImplicitObjectArgument(),
+                         Depth + 1));
+  std::string Qualified = FD->getQualifiedNameAsString();
+  if (!StringRef(Qualified).starts_with("at::") &&
+      !StringRef(Qualified).starts_with("torch::"))
+    return false;
+  if (llvm::none_of(TensorFactories,
+                    [&](const char *F) { return Name == F; }))
+    return false;
+  // Arguments that may carry a device we cannot see (an options variable,
+  // x.options()) make the device unknown.
+  bool Cpu = false, Unknown = false;
+  for (const Expr *Arg : Call->arguments()) {
+    if (isa<CXXDefaultArgExpr>(Arg))
+      continue;
+    Cpu |= mentionsCpuDevice(Arg);
+    Unknown |= mentionsOtherDevice(Arg);
+  }
+  return Cpu || !Unknown;
+}
+
 bool isBlockingHostCopy(const CallExpr *Call) {
   const FunctionDecl *FD = Call->getDirectCallee();
   if (!FD)
     return false;
+  // dst.copy_(src) into a host tensor, without non_blocking=true.
+  if (FD->getIdentifier() && FD->getName() == "copy_") {
+    const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+    if (!Member || !isHostTensor(Member->getImplicitObjectArgument()))
+      return false;
+    for (unsigned I = 0, N = FD->getNumParams(); I < N && I < Call->getNumArgs();
+         ++I)
+      if (FD->getParamDecl(I)->getName() == "non_blocking" &&
+          !isa<CXXDefaultArgExpr>(Call->getArg(I))) {
+        bool Value = true;
+        const Expr *E = unwrap(Call->getArg(I));
+        if (!E || !E->EvaluateAsBooleanCondition(Value, FD->getASTContext()) ||
+            Value)
+          return false;
+      }
+    return true;
+  }
   // Member calls carry the object as an implicit first argument in
   // CXXOperatorCallExpr only; CXXMemberCallExpr arguments match parameters.
   unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD);

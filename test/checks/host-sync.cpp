@@ -82,7 +82,19 @@ void torchObject(at::Tensor t, at::cuda::CUDAEvent &ev) {
   // CHECK-MESSAGES: :[[@LINE-1]]:37: warning: 'CUDAStream::synchronize' blocks the host until the stream drains
   ev.synchronize();
   // CHECK-MESSAGES: :[[@LINE-1]]:6: warning: 'CUDAEvent::synchronize' blocks the host until the event completes
+  auto staging = torch::empty({16}, torch::kFloat);
+  staging.copy_(t);
+  // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: 'Tensor::copy_' copies a tensor to the host and waits for it
+  auto hostCopy = t.cpu();
+  hostCopy.copy_(t, /*non_blocking=*/false);
+  // CHECK-MESSAGES: :[[@LINE-2]]:21: warning: 'Tensor::cpu' copies a tensor to the host
+  // CHECK-MESSAGES: :[[@LINE-2]]:12: warning: 'Tensor::copy_' copies a tensor to the host and waits for it
   // Capture-safe: non-blocking copies, nonzero_static, device work.
+  staging.copy_(t, /*non_blocking=*/true);
+  auto onGpu = torch::empty({16}, t.options());
+  onGpu.copy_(t);
+  auto onGpu2 = torch::empty({16}, torch::TensorOptions().device(torch::kCUDA));
+  onGpu2.copy_(t);
   auto pinned = t.to(torch::kCPU, /*non_blocking=*/true);
   auto fixed = at::nonzero_static(t, 16);
   auto fixed2 = t.nonzero_static(16);
@@ -145,6 +157,32 @@ void conditional(at::cuda::CUDAGraph &graph, at::Tensor t, bool useGraph) {
   // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'Tensor::item' copies a device value
   if (useGraph)
     graph.capture_end();
+}
+
+struct Options {
+  bool use_graph = true;
+};
+
+// The end is conditional on the same flag as the begin: after it, no path
+// is capturing.
+void correlated(at::cuda::CUDAGraph &graph, cudaStream_t s, const Options &o,
+                bool graphs) {
+  if (o.use_graph)
+    graph.capture_begin();
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host
+  if (o.use_graph) {
+    graph.capture_end();
+  }
+  cudaStreamSynchronize(s);
+  if (graphs)
+    graph.capture_begin();
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host
+  if (!graphs)
+    return;
+  graph.capture_end();
+  cudaStreamSynchronize(s);
 }
 
 void earlyReturn(at::cuda::CUDAGraph &graph, at::Tensor t, bool bail) {

@@ -21,6 +21,8 @@ struct GeneratorImpl {
 
 namespace at {
 
+class Tensor;
+
 struct TORCH_API Generator {
   Generator() = default;
   explicit Generator(std::shared_ptr<c10::GeneratorImpl> gen_impl) : impl_(std::move(gen_impl)) {}
@@ -31,6 +33,9 @@ struct TORCH_API Generator {
   uint64_t current_seed() const { return impl_->current_seed(); }
   uint64_t seed() { return impl_->seed(); }
   Device device() const { return impl_->device(); }
+  // Out of line in real libtorch (Generator.cpp): they copy RNG state.
+  at::Tensor get_state() const;
+  void set_state(const at::Tensor& new_state);
 
   template <typename T>
   T* get() const {
