@@ -80,11 +80,12 @@ def name_matches(pattern_list, qualified_name):
 
 
 def strip_cuda_api_suffix(name):
-    """Mirrors stripCudaApiSuffix: cuMemAllocHost_v2 -> cuMemAllocHost."""
-    for suffix in ("_ptsz", "_ptds", "_v2", "_v3"):
-        if name.endswith(suffix):
-            return strip_cuda_api_suffix(name[:-len(suffix)])
-    return name
+    """Mirrors catalog/CatalogNames.h: cuMemcpyDtoH_v2_ptds -> cuMemcpyDtoH."""
+    while True:
+        stripped = re.sub(r"(?<=.)(_ptsz|_ptds|_v[0-9]+)$", "", name)
+        if stripped == name:
+            return name
+        name = stripped
 
 
 def hazards_for_api(api_name, path=DEFAULT_PATH):

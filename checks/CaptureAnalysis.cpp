@@ -483,7 +483,8 @@ static bool guardOf(const Expr *Cond, RegionGuard &Guard) {
 static std::optional<bool> edgeValue(const CFGBlock &P, const CFGBlock &B,
                                      const RegionGuard &Want) {
   RegionGuard Tested;
-  if (P.succ_size() != 2 || !guardOf(dyn_cast_or_null<Expr>(P.getTerminatorCondition()), Tested) ||
+  if (P.succ_size() != 2 ||
+      !guardOf(dyn_cast_or_null<Expr>(P.getTerminatorCondition()), Tested) ||
       Tested.Decl != Want.Decl || Tested.Base != Want.Base)
     return std::nullopt;
   bool TrueEdge = P.succ_begin()->getReachableBlock() == &B;
@@ -504,7 +505,8 @@ static RegionGuard guardOfBlock(const CFGBlock &B) {
       Only = P;
     }
   RegionGuard Guard;
-  if (!Only || !guardOf(dyn_cast_or_null<Expr>(Only->getTerminatorCondition()), Guard))
+  if (!Only ||
+      !guardOf(dyn_cast_or_null<Expr>(Only->getTerminatorCondition()), Guard))
     return {};
   std::optional<bool> Value = edgeValue(*Only, B, Guard);
   if (!Value)

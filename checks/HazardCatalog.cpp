@@ -1,63 +1,30 @@
 //===--- HazardCatalog.cpp - cudagraph-tidy -------------------------------===//
 
 #include "HazardCatalog.h"
+#include "CatalogNames.h"
 #include "llvm/ADT/StringExtras.h"
 #include <algorithm>
 
 namespace clang::tidy::cudagraph {
 
-static bool globMatch(llvm::StringRef Pattern, llvm::StringRef Text) {
-  // Iterative '*' matching with backtracking to the last star.
-  size_t P = 0, T = 0, StarP = llvm::StringRef::npos, StarT = 0;
-  while (T < Text.size()) {
-    if (P < Pattern.size() && Pattern[P] == '*') {
-      StarP = P++;
-      StarT = T;
-    } else if (P < Pattern.size() && Pattern[P] == Text[T]) {
-      ++P;
-      ++T;
-    } else if (StarP != llvm::StringRef::npos) {
-      P = StarP + 1;
-      T = ++StarT;
-    } else {
-      return false;
-    }
-  }
-  while (P < Pattern.size() && Pattern[P] == '*')
-    ++P;
-  return P == Pattern.size();
-}
-
 void NamePatterns::add(llvm::StringRef Spec) {
-  std::string Normalized = Spec.str();
-  std::replace_if(
-      Normalized.begin(), Normalized.end(),
-      [](char C) { return C == ';' || C == ','; }, '|');
-  llvm::SmallVector<llvm::StringRef, 8> Parts;
-  llvm::StringRef(Normalized).split(Parts, '|');
-  for (llvm::StringRef Part : Parts) {
-    Part = Part.trim();
-    if (Part.consume_front("!"))
-      Exclude.push_back(Part.ltrim(':').str());
-    else if (!Part.empty())
-      Include.push_back(Part.ltrim(':').str());
-  }
+  ::cudagraph::catalog::forEachPattern(
+      std::string_view(Spec.data(), Spec.size()),
+      [&](std::string_view, bool Excluded) { Empty = Empty && Excluded; });
+  if (!Specs.empty())
+    Specs += '|';
+  Specs += Spec.str();
 }
 
 bool NamePatterns::matches(llvm::StringRef Name) const {
-  Name = Name.ltrim(':');
-  bool Included = llvm::any_of(
-      Include, [&](const std::string &P) { return globMatch(P, Name); });
-  return Included && llvm::none_of(Exclude, [&](const std::string &P) {
-           return globMatch(P, Name);
-         });
+  return !Empty && ::cudagraph::catalog::namesMatch(
+                       Specs, std::string_view(Name.data(), Name.size()));
 }
 
 llvm::StringRef stripCudaApiSuffix(llvm::StringRef Name) {
-  for (llvm::StringRef Suffix : {"_ptsz", "_ptds", "_v2", "_v3"})
-    if (Name.consume_back(Suffix))
-      return stripCudaApiSuffix(Name);
-  return Name;
+  std::string_view Stripped =
+      ::cudagraph::catalog::stripCudaApiSuffix({Name.data(), Name.size()});
+  return llvm::StringRef(Stripped.data(), Stripped.size());
 }
 
 namespace {

@@ -42,10 +42,12 @@ public:
   explicit NamePatterns(llvm::StringRef Spec) { add(Spec); }
   void add(llvm::StringRef Spec);
   bool matches(llvm::StringRef QualifiedName) const;
-  bool empty() const { return Include.empty(); }
+  /// True when no pattern can match (no included pattern).
+  bool empty() const { return Empty; }
 
 private:
-  std::vector<std::string> Include, Exclude;
+  std::string Specs;
+  bool Empty = true;
 };
 
 /// Strips the versioned and per-thread-stream suffixes the CUDA headers add

@@ -84,8 +84,8 @@ static bool mentionsOtherDevice(const Stmt *S) {
 }
 
 static const char *const TensorFactories[] = {
-    "empty", "zeros", "ones", "full", "rand", "randn", "randint",
-    "arange", "empty_strided", "tensor", "from_blob"};
+    "empty",   "zeros",  "ones",          "full",   "rand",     "randn",
+    "randint", "arange", "empty_strided", "tensor", "from_blob"};
 
 /// Whether \p E is known to be a tensor in host memory: the result of cpu()
 /// or to(kCPU), a factory call whose arguments name the CPU or no device at
@@ -110,14 +110,14 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0) {
            ((Name == "pin_memory" || Name == "contiguous" || Name == "view" ||
              Name == "reshape" || Name == "flatten") &&
             isa<CXXMemberCallExpr>(Call) &&
-            isHostTensor(cast<CXXMemberCallExpr>(Call)->getImplicitObjectArgument(),
-                         Depth + 1));
+            isHostTensor(
+                cast<CXXMemberCallExpr>(Call)->getImplicitObjectArgument(),
+                Depth + 1));
   std::string Qualified = FD->getQualifiedNameAsString();
   if (!StringRef(Qualified).starts_with("at::") &&
       !StringRef(Qualified).starts_with("torch::"))
     return false;
-  if (llvm::none_of(TensorFactories,
-                    [&](const char *F) { return Name == F; }))
+  if (llvm::none_of(TensorFactories, [&](const char *F) { return Name == F; }))
     return false;
   // Arguments that may carry a device we cannot see (an options variable,
   // x.options()) make the device unknown.
@@ -140,8 +140,8 @@ bool isBlockingHostCopy(const CallExpr *Call) {
     const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
     if (!Member || !isHostTensor(Member->getImplicitObjectArgument()))
       return false;
-    for (unsigned I = 0, N = FD->getNumParams(); I < N && I < Call->getNumArgs();
-         ++I)
+    for (unsigned I = 0, N = FD->getNumParams();
+         I < N && I < Call->getNumArgs(); ++I)
       if (FD->getParamDecl(I)->getName() == "non_blocking" &&
           !isa<CXXDefaultArgExpr>(Call->getArg(I))) {
         bool Value = true;

@@ -1,6 +1,7 @@
 //===--- Catalog.cpp - the hazard catalog as seen from C++ ----------------===//
 
 #include "cudagraph/harness/Catalog.h"
+#include "CatalogNames.h"
 
 #include <cstring>
 
@@ -39,68 +40,14 @@ const CheckInfo *findCheck(std::string_view Name) {
   return nullptr;
 }
 
-// Classic wildcard match where '*' matches any run of characters.
-static bool globMatch(std::string_view Pattern, std::string_view Text) {
-  size_t P = 0, T = 0, StarP = std::string_view::npos, StarT = 0;
-  while (T < Text.size()) {
-    if (P < Pattern.size() && Pattern[P] == '*') {
-      StarP = P++;
-      StarT = T;
-    } else if (P < Pattern.size() && Pattern[P] == Text[T]) {
-      ++P;
-      ++T;
-    } else if (StarP != std::string_view::npos) {
-      P = StarP + 1;
-      T = ++StarT;
-    } else {
-      return false;
-    }
-  }
-  while (P < Pattern.size() && Pattern[P] == '*')
-    ++P;
-  return P == Pattern.size();
-}
-
 bool namesMatch(std::string_view Names, std::string_view QualifiedName) {
-  bool Included = false;
-  while (!Names.empty()) {
-    size_t Bar = Names.find('|');
-    std::string_view Pattern = Names.substr(0, Bar);
-    Names = Bar == std::string_view::npos ? std::string_view()
-                                          : Names.substr(Bar + 1);
-    if (Pattern.empty())
-      continue;
-    if (Pattern.front() == '!') {
-      if (globMatch(Pattern.substr(1), QualifiedName))
-        return false;
-    } else if (globMatch(Pattern, QualifiedName)) {
-      Included = true;
-    }
-  }
-  return Included;
+  return catalog::namesMatch(Names, QualifiedName);
 }
 
 std::string_view baseApiName(std::string_view ApiName) {
   // Versioned and per-thread entry points ("cuMemcpyDtoH_v2_ptds",
   // "cudaStreamSynchronize_ptsz") are the same API to a reader.
-  for (bool Changed = true; Changed;) {
-    Changed = false;
-    for (std::string_view Suffix : {"_ptsz", "_ptds"}) {
-      if (ApiName.size() > Suffix.size() &&
-          ApiName.substr(ApiName.size() - Suffix.size()) == Suffix) {
-        ApiName.remove_suffix(Suffix.size());
-        Changed = true;
-      }
-    }
-    size_t Under = ApiName.rfind("_v");
-    if (Under != std::string_view::npos && Under + 2 < ApiName.size() &&
-        ApiName.find_first_not_of("0123456789", Under + 2) ==
-            std::string_view::npos) {
-      ApiName = ApiName.substr(0, Under);
-      Changed = true;
-    }
-  }
-  return ApiName;
+  return catalog::stripCudaApiSuffix(ApiName);
 }
 
 const HazardInfo *hazardForApi(std::string_view ApiName) {
