@@ -876,7 +876,7 @@ void CaptureAnalysis::run() {
             FD->getLocation(), "'" + FD->getNameAsString() +
                                    "' is listed in CapturedFunctions and runs "
                                    "under CUDA graph capture");
-        Reach &R = Reaches.emplace_back(Reach{FD, {}, nullptr, Root, 0});
+        Reach &R = Reaches.emplace_back(Reach{FD, {}, nullptr, Root, false});
         ReachedFunctions[FD] = &R;
         Worklist.push_back(&R);
       }

@@ -7,7 +7,9 @@
 //    cuStreamBeginCapture, a user-listed function, or a user function or
 //    guard constructor that leaves a capture open) starts a region; an end
 //    event closes it. A statement is in a region when some CFG path from a
-//    begin reaches it without passing an end.
+//    begin reaches it without passing an end. A begin under `if (flag)` is
+//    ended by an end under the same flag; a capture-status test
+//    (`status == cudaStreamCaptureStatusNone`) keeps its branch out.
 // 2. Reach. Functions called from a region (free functions, methods, lambdas,
 //    template instantiations, constructors and destructors) run under capture,
 //    transitively within the translation unit. Library functions with bodies
@@ -85,7 +87,7 @@ struct Reach {
   CallSite Site;
   const Reach *Parent = nullptr;
   const RegionRoot *Root = nullptr;
-  bool InLibrary = false;
+  bool InLibrary = false; // an entry into library code (Function)
 };
 
 /// A call that runs under capture.

@@ -2,8 +2,6 @@
 
 #include "HazardCatalog.h"
 #include "CatalogNames.h"
-#include "llvm/ADT/StringExtras.h"
-#include <algorithm>
 
 namespace clang::tidy::cudagraph {
 
