@@ -28,6 +28,7 @@ llvm::StringRef stripCudaApiSuffix(llvm::StringRef Name) {
 namespace {
 constexpr HazardKind Callee = HazardKind::Callee;
 constexpr HazardKind HostCopy = HazardKind::HostCopy;
+constexpr HazardKind HostUpload = HazardKind::HostUpload;
 constexpr HazardKind TensorPrint = HazardKind::TensorPrint;
 constexpr HazardKind PinnedFlag = HazardKind::PinnedFlag;
 constexpr HazardKind Branch = HazardKind::Branch;

@@ -20,6 +20,7 @@ namespace clang::tidy::cudagraph {
 enum class HazardKind {
   Callee,
   HostCopy,
+  HostUpload,
   TensorPrint,
   PinnedFlag,
   Branch,

@@ -180,6 +180,41 @@ bool isBlockingHostCopy(const CallExpr *Call) {
   return ToCpu;
 }
 
+/// `host.to(kCUDA)`, `host.cuda()`, `device.copy_(host)`: a blocking copy of
+/// a host tensor to the device.
+static bool isBlockingUpload(const CallExpr *Call) {
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+  const CXXMethodDecl *M = Member ? Member->getMethodDecl() : nullptr;
+  if (!M || !M->getIdentifier())
+    return false;
+  StringRef Name = M->getName();
+  const Expr *Source = Name == "copy_" && Call->getNumArgs() > 0
+                           ? Call->getArg(0)
+                           : Member->getImplicitObjectArgument();
+  if (!isHostTensor(Source))
+    return false;
+  bool ToDevice = Name == "cuda";
+  for (unsigned I = 0, N = M->getNumParams(); I < N && I < Call->getNumArgs();
+       ++I) {
+    const Expr *Arg = Call->getArg(I);
+    if (isa<CXXDefaultArgExpr>(Arg))
+      continue;
+    if (M->getParamDecl(I)->getName() == "non_blocking") {
+      bool Value = true;
+      const Expr *E = unwrap(Arg);
+      if (!E || !E->EvaluateAsBooleanCondition(Value, M->getASTContext()) ||
+          Value)
+        return false;
+      continue;
+    }
+    ToDevice = ToDevice || mentionsOtherDevice(Arg);
+  }
+  // dst.copy_(host) uploads when dst is not a host tensor itself.
+  if (Name == "copy_")
+    ToDevice = !isHostTensor(Member->getImplicitObjectArgument());
+  return ToDevice;
+}
+
 static bool isTensorType(QualType T) {
   const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
   if (!RD)
@@ -232,6 +267,11 @@ const Hazard *matchHazard(CaptureAnalysis &Analysis,
     case HazardKind::HostCopy:
       if (Call && H.Names.matches(Analysis.nameOf(FD)) &&
           isBlockingHostCopy(Call))
+        return &H;
+      break;
+    case HazardKind::HostUpload:
+      if (Call && H.Names.matches(Analysis.nameOf(FD)) &&
+          isBlockingUpload(Call))
         return &H;
       break;
     case HazardKind::TensorPrint:

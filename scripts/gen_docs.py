@@ -30,6 +30,8 @@ BLOCK = re.compile(r"(<!-- catalog:(cudagraph-[a-z-]+) -->\n).*?(<!-- catalog:en
 def names_cell(h):
     if h["kind"] == "HostCopy":
         return "`%s` to the CPU without `non_blocking=true`" % "`, `".join(h["names"])
+    if h["kind"] == "HostUpload":
+        return "`%s` from a host tensor to the device without `non_blocking=true`" % "`, `".join(h["names"])
     if h["kind"] == "TensorPrint":
         return "`operator<<` streaming a tensor"
     if h["kind"] == "PinnedFlag":

@@ -89,7 +89,13 @@ void torchObject(at::Tensor t, at::cuda::CUDAEvent &ev) {
   hostCopy.copy_(t, /*non_blocking=*/false);
   // CHECK-MESSAGES: :[[@LINE-2]]:21: warning: 'Tensor::cpu' copies a tensor to the host
   // CHECK-MESSAGES: :[[@LINE-2]]:12: warning: 'Tensor::copy_' copies a tensor to the host and waits for it
+  auto uploaded = staging.to(torch::kCUDA);
+  // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: 'Tensor::to' copies a host tensor to the device and waits for the copy during CUDA graph capture: libtorch throws c10::Error "Cannot copy between CPU and CUDA tensors
+  t.copy_(staging);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'Tensor::copy_' copies a host tensor to the device
   // Capture-safe: non-blocking copies, nonzero_static, device work.
+  auto uploadedAsync = staging.to(torch::kCUDA, /*non_blocking=*/true);
+  t.copy_(staging, /*non_blocking=*/true);
   staging.copy_(t, /*non_blocking=*/true);
   auto onGpu = torch::empty({16}, t.options());
   onGpu.copy_(t);
