@@ -392,18 +392,30 @@ static const FunctionDecl *definitionOf(const FunctionDecl *FD) {
 // Begin and end events
 //===----------------------------------------------------------------------===//
 
+/// The catalog's capture APIs of one role ('B'egin or 'E'nd).
+static NamePatterns captureApis(char Role) {
+  struct Entry {
+    char Role;
+    const char *Names;
+  };
+  static const Entry Entries[] = {
+#define CUDAGRAPH_CAPTURE(R, Names) {#R[0], Names},
+#include "Hazards.def"
+  };
+  NamePatterns Patterns;
+  for (const Entry &E : Entries)
+    if (E.Role == Role)
+      Patterns.add(E.Names);
+  return Patterns;
+}
+
 static const NamePatterns &builtinBegin() {
-  static const NamePatterns P(
-      "at::cuda::CUDAGraph::capture_begin|cudaStreamBeginCapture|"
-      "cudaStreamBeginCaptureToGraph|cuStreamBeginCapture|"
-      "cuStreamBeginCaptureToGraph");
+  static const NamePatterns P = captureApis('B');
   return P;
 }
 
 static const NamePatterns &builtinEnd() {
-  static const NamePatterns P(
-      "at::cuda::CUDAGraph::capture_end|cudaStreamEndCapture|"
-      "cuStreamEndCapture");
+  static const NamePatterns P = captureApis('E');
   return P;
 }
 
