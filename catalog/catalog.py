@@ -48,15 +48,40 @@ def _strip_comments(text):
     return re.sub(r"//[^\n]*", "", text)
 
 
+ASPECT_FIELDS = {
+    "CUDAGRAPH_HAZARD_ALLOWED_IN": ("id", "mode", "names"),
+    "CUDAGRAPH_HAZARD_DEVICE_WIDE": ("id",),
+    "CUDAGRAPH_HAZARD_TORCH_INSTEAD": ("id", "instead"),
+}
+
+
 def load(path=DEFAULT_PATH):
-    """Returns (checks, hazards): lists of dicts in file order."""
+    """Returns (checks, hazards): lists of dicts in file order. Each hazard
+    also carries its aspects: allowed_in (a list of (mode, [names])),
+    device_wide and torch_instead."""
     with open(path, encoding="utf-8") as f:
         text = _strip_comments(f.read())
     checks, hazards = [], []
-    for match in re.finditer(r"^(CUDAGRAPH_CHECK|CUDAGRAPH_HAZARD)\(", text,
+    by_id = {}
+    for match in re.finditer(r"^(CUDAGRAPH_CHECK|CUDAGRAPH_HAZARD\w*)\(", text,
                              re.MULTILINE):
         args, _ = _parse_args(text, match.end())
-        if match.group(1) == "CUDAGRAPH_CHECK":
+        macro = match.group(1)
+        if macro in ASPECT_FIELDS:
+            fields = ASPECT_FIELDS[macro]
+            if len(args) != len(fields) or args[0] not in by_id:
+                raise ValueError("catalog: bad %s %r" % (macro, args))
+            aspect = dict(zip(fields, args))
+            hazard = by_id[aspect["id"]]
+            if macro == "CUDAGRAPH_HAZARD_ALLOWED_IN":
+                hazard["allowed_in"].append(
+                    (aspect["mode"], [n for n in aspect["names"].split("|") if n]))
+            elif macro == "CUDAGRAPH_HAZARD_DEVICE_WIDE":
+                hazard["device_wide"] = True
+            else:
+                hazard["torch_instead"] = aspect["instead"]
+            continue
+        if macro == "CUDAGRAPH_CHECK":
             if len(args) != len(CHECK_FIELDS):
                 raise ValueError("catalog: bad CUDAGRAPH_CHECK %r" % args)
             checks.append(dict(zip(CHECK_FIELDS, args)))
@@ -65,7 +90,9 @@ def load(path=DEFAULT_PATH):
                 raise ValueError("catalog: bad CUDAGRAPH_HAZARD %r" % args)
             hazard = dict(zip(HAZARD_FIELDS, args))
             hazard["names"] = [n for n in hazard["names"].split("|") if n]
+            hazard.update(allowed_in=[], device_wide=False, torch_instead="")
             hazards.append(hazard)
+            by_id[hazard["id"]] = hazard
     return checks, hazards
 
 

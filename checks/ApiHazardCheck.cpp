@@ -1,7 +1,6 @@
 //===--- ApiHazardCheck.cpp - cudagraph-tidy ------------------------------===//
 
 #include "ApiHazardCheck.h"
-#include "HazardMatch.h"
 
 namespace clang::tidy::cudagraph {
 
@@ -16,8 +15,9 @@ void ApiHazardCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 }
 
 void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
-  for (const ReachedSite &Site : Analysis.sites()) {
-    const Hazard *H = matchHazard(Analysis, Hazards, Site.Site);
+  for (const CapturedSite &Site : Analysis.sites()) {
+    MatchContext Where{Site.Ctx.Modes, Site.Ctx.StreamGuarded};
+    const Hazard *H = matchHazard(Analysis.code(), Hazards, Site.Site, Where);
     if (!H)
       continue;
     const Reach *Via = nullptr;
@@ -25,20 +25,22 @@ void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
     if (Loc.isInvalid())
       continue;
     std::string Api = H->Kind == HazardKind::TensorPrint
-                          ? "operator<<' on a tensor"
-                          : displayName(Site.Site.Callee) + "'";
-    std::string Message;
-    if (Via)
-      Message = ("call to '" + displayName(Via->Function) + "' reaches '" +
-                 Api + " in library code, which " + H->Effect)
-                    .str();
-    else
-      Message = ("'" + Api + " " + H->Effect).str();
-    Message +=
-        (" during CUDA graph capture: " + H->Outcome + "; " + H->Instead).str();
-    if (!reportOnce(Loc, Message))
+                          ? "'operator<<' on a tensor"
+                          : "'" + displayName(Site.Site.Callee) + "'";
+    std::string Lead =
+        Via ? "call to '" + displayName(Via->Function) + "' reaches " + Api +
+                  " in library code, which"
+            : Api;
+    const Stmt *Anchor = Via ? Via->Site.S : Site.Site.S;
+    SourceRange Range = Anchor ? Anchor->getSourceRange() : SourceRange();
+    if (!reportHazard(Analysis, *H, Loc, Range, Lead, Site.Function))
       continue;
-    addChainNotes(Analysis, Via ? Via->Parent : Site.Context, Site.Root);
+    if (Site.Ctx.StreamGuarded)
+      diag(Loc,
+           "a capture-status test guards this call, but it waits on every "
+           "stream of the device, including streams captured elsewhere",
+           DiagnosticIDs::Note);
+    addChainNotes(Analysis, Via ? Via->Parent : Site.Ctx.Chain, Site.Ctx.Root);
   }
 }
 

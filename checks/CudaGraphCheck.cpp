@@ -5,6 +5,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Basic/SourceManager.h"
 
 using namespace clang::ast_matchers;
 
@@ -38,6 +39,8 @@ CudaGraphCheck::CudaGraphCheck(StringRef Name, ClangTidyContext *Context)
       Options.getLocalOrGlobal("CaptureEndFunctions", "").str();
   CaptureOpts.CapturedFunctions =
       Options.getLocalOrGlobal("CapturedFunctions", "").str();
+  CaptureOpts.StatusFunctions =
+      Options.getLocalOrGlobal("CaptureStatusFunctions", "").str();
   CaptureOpts.LibraryHeaderRegex =
       Options.getLocalOrGlobal("LibraryHeaderRegex", DefaultLibraryHeaderRegex)
           .str();
@@ -47,6 +50,7 @@ void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "CaptureBeginFunctions", CaptureOpts.BeginFunctions);
   Options.store(Opts, "CaptureEndFunctions", CaptureOpts.EndFunctions);
   Options.store(Opts, "CapturedFunctions", CaptureOpts.CapturedFunctions);
+  Options.store(Opts, "CaptureStatusFunctions", CaptureOpts.StatusFunctions);
   Options.store(Opts, "LibraryHeaderRegex", CaptureOpts.LibraryHeaderRegex);
 }
 
@@ -85,10 +89,28 @@ void CudaGraphCheck::onEndOfTranslationUnit() {
   CaptureAnalysis::reset();
 }
 
-bool CudaGraphCheck::reportOnce(SourceLocation Loc, StringRef Message) {
+StringRef CudaGraphCheck::shortOutcome(StringRef Outcome) {
+  size_t Cut = Outcome.size();
+  for (StringRef Stop : {"; ", ", and end-capture", " and end-capture"})
+    Cut = std::min(Cut, Outcome.find(Stop));
+  return Outcome.take_front(Cut);
+}
+
+bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
+                                  SourceLocation Loc, SourceRange Range,
+                                  StringRef Lead, const FunctionDecl *Where) {
   if (!Reported.insert(Loc.getRawEncoding()).second)
     return false;
-  diag(Loc, Message);
+  StringRef Instead = !H.TorchInstead.empty() && Analysis.isLibtorchCode(Where)
+                          ? H.TorchInstead
+                          : H.Instead;
+  auto D = diag(Loc, "%0 %1 during CUDA graph capture: %2; %3 (hazard: %4)")
+           << Lead << H.Effect << shortOutcome(H.Outcome) << Instead << H.Id;
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  if (Range.isValid() && Range.getBegin().isFileID() &&
+      Range.getEnd().isFileID() &&
+      SM.getFileID(Range.getBegin()) == SM.getFileID(Range.getEnd()))
+    D << CharSourceRange::getTokenRange(Range);
   return true;
 }
 
@@ -107,12 +129,12 @@ std::string CudaGraphCheck::displayName(const FunctionDecl *FD) {
 }
 
 SourceLocation CudaGraphCheck::anchorOf(CaptureAnalysis &Analysis,
-                                        const ReachedSite &Site,
+                                        const CapturedSite &Site,
                                         const Reach *&Via) {
   Via = nullptr;
   if (Analysis.isUserLocation(Site.Site.Loc))
     return Site.Site.Loc;
-  for (const Reach *R = Site.Context; R; R = R->Parent)
+  for (const Reach *R = Site.Ctx.Chain; R; R = R->Parent)
     if (R->Site.Loc.isValid() && Analysis.isUserLocation(R->Site.Loc)) {
       Via = R;
       return R->Site.Loc;
@@ -121,13 +143,18 @@ SourceLocation CudaGraphCheck::anchorOf(CaptureAnalysis &Analysis,
 }
 
 void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
-                                   const Reach *Context,
+                                   const Reach *Chain,
                                    const RegionRoot *Root) {
-  for (const Reach *R = Context; R; R = R->Parent) {
+  for (const Reach *R = Chain; R; R = R->Parent) {
     if (!R->Site.Loc.isValid() || !Analysis.isUserLocation(R->Site.Loc))
       continue;
     const FunctionDecl *F = R->Function;
-    if (isa<CXXDestructorDecl>(F))
+    if (R->Invoker)
+      diag(R->Site.Loc, "'%0' is passed here to '%1', which calls it during "
+                        "capture",
+           DiagnosticIDs::Note)
+          << displayName(F) << displayName(R->Invoker);
+    else if (isa<CXXDestructorDecl>(F))
       diag(R->Site.Loc,
            "the destructor '%0' runs during capture when this "
            "variable goes out of scope",
@@ -140,8 +167,35 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
            DiagnosticIDs::Note)
           << displayName(F);
   }
-  if (Root && Root->Loc.isValid())
-    diag(Root->Loc, Root->Note, DiagnosticIDs::Note);
+  if (!Root || Root->Loc.isInvalid())
+    return;
+  std::string Mode;
+  if (Root->Modes != AnyMode)
+    Mode = " (" + describeModes(Root->Modes) + " mode)";
+  switch (Root->K) {
+  case RegionRoot::Kind::BeginApi:
+  case RegionRoot::Kind::Entry:
+    diag(Root->Loc, "CUDA graph capture begins here%0", DiagnosticIDs::Note)
+        << Mode;
+    break;
+  case RegionRoot::Kind::Wrapper:
+    diag(Root->Loc, "CUDA graph capture begins in '%0', called here%1",
+         DiagnosticIDs::Note)
+        << displayName(Root->Via) << Mode;
+    break;
+  case RegionRoot::Kind::GuardObject:
+    diag(Root->Loc, "CUDA graph capture begins when '%0' is constructed here%1",
+         DiagnosticIDs::Note)
+        << displayName(Root->Via) << Mode;
+    break;
+  case RegionRoot::Kind::Listed:
+    diag(Root->Loc,
+         "'%0' is listed in CapturedFunctions and runs under CUDA graph "
+         "capture",
+         DiagnosticIDs::Note)
+        << Root->Via->getNameAsString();
+    break;
+  }
 }
 
 } // namespace clang::tidy::cudagraph

@@ -11,9 +11,12 @@
 
 #include "CaptureAnalysis.h"
 #include "HazardCatalog.h"
+#include "HazardMatch.h"
 #include "clang-tidy/ClangTidyCheck.h"
 
 namespace clang::tidy::cudagraph {
+
+using namespace ::clang::cudagraph;
 
 class CudaGraphCheck : public ClangTidyCheck {
 public:
@@ -29,19 +32,26 @@ protected:
   /// Reports this check's findings from the shared analysis.
   virtual void checkCapture(CaptureAnalysis &Analysis) = 0;
 
-  /// Emits \p Message at \p Loc unless this check already reported there.
-  /// Returns false (and emits nothing) for a duplicate.
-  bool reportOnce(SourceLocation Loc, StringRef Message);
-  /// Adds notes for the call chain from \p Context back to \p Root.
-  void addChainNotes(CaptureAnalysis &Analysis, const Reach *Context,
+  /// Reports \p H at \p Loc ("<Lead> <effect> during CUDA graph capture:
+  /// <outcome>; <instead> (hazard: <id>)"), unless this check already
+  /// reported there. Returns false (and emits nothing) for a duplicate.
+  /// \p Where is the user function holding the call: libtorch code gets
+  /// libtorch advice.
+  bool reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
+                    SourceLocation Loc, SourceRange Range, StringRef Lead,
+                    const FunctionDecl *Where);
+  /// Adds notes for the call chain of \p Ctx back to where capture begins.
+  void addChainNotes(CaptureAnalysis &Analysis, const Reach *Chain,
                      const RegionRoot *Root);
   /// Where a hazard found at \p Site is reported: the site itself in user
   /// code, or the innermost call in user code that leads into the library
   /// function containing it. Sets \p Via to that call's reach (or null).
   static SourceLocation anchorOf(CaptureAnalysis &Analysis,
-                                 const ReachedSite &Site, const Reach *&Via);
+                                 const CapturedSite &Site, const Reach *&Via);
   /// How a function is named in diagnostics ('Tensor::item', 'lambda').
   static std::string displayName(const FunctionDecl *FD);
+  /// The first clause of a catalog outcome, for the one-line message.
+  static StringRef shortOutcome(StringRef Outcome);
 
 private:
   CaptureOptions CaptureOpts;

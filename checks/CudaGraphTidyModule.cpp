@@ -1,9 +1,8 @@
 //===--- CudaGraphTidyModule.cpp - cudagraph-tidy -------------------------===//
 
+#include "ApiHazardCheck.h"
+#include "CaptureLeftOpenCheck.h"
 #include "DataDependentBranchCheck.h"
-#include "HostSyncCheck.h"
-#include "PinnedAllocCheck.h"
-#include "StatusQueryCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 
@@ -12,11 +11,13 @@ namespace clang::tidy::cudagraph {
 class CudaGraphModule : public ClangTidyModule {
 public:
   void addCheckFactories(ClangTidyCheckFactories &Factories) override {
+    Factories.registerCheck<CaptureLeftOpenCheck>(
+        "cudagraph-capture-left-open");
     Factories.registerCheck<DataDependentBranchCheck>(
         "cudagraph-data-dependent-branch");
-    Factories.registerCheck<HostSyncCheck>("cudagraph-host-sync");
-    Factories.registerCheck<PinnedAllocCheck>("cudagraph-pinned-alloc");
-    Factories.registerCheck<StatusQueryCheck>("cudagraph-status-query");
+    Factories.registerCheck<ApiHazardCheck>("cudagraph-host-sync");
+    Factories.registerCheck<ApiHazardCheck>("cudagraph-pinned-alloc");
+    Factories.registerCheck<ApiHazardCheck>("cudagraph-status-query");
   }
 };
 

@@ -1,9 +1,12 @@
 //===--- DataDependentBranchCheck.cpp - cudagraph-tidy --------------------===//
 
 #include "DataDependentBranchCheck.h"
-#include "HazardMatch.h"
+#include "ForwardAnalysis.h"
+#include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
+#include "clang/Analysis/CFG.h"
+#include <map>
 
 namespace clang::tidy::cudagraph {
 
@@ -11,7 +14,9 @@ DataDependentBranchCheck::DataDependentBranchCheck(StringRef Name,
                                                    ClangTidyContext *Context)
     : CudaGraphCheck(Name, Context),
       DeviceReadFunctions(Options.get("DeviceReadFunctions", "")),
-      ExtraReads(DeviceReadFunctions) {
+      ExtraReads(DeviceReadFunctions),
+      BranchHazard(findHazard("data-dependent-branch")) {
+  assert(BranchHazard && "the catalog lacks data-dependent-branch");
   for (const Hazard &H : allHazards())
     if (H.ReadsDevice)
       Reads.push_back(H);
@@ -39,26 +44,34 @@ static bool isMemcpyToHost(CaptureAnalysis &Analysis, const CallExpr *Call) {
   return false;
 }
 
-/// The variable a copy writes into: `&x` (x holds the value), or `x` and
-/// `&x[0]` (the memory x points to holds it).
-static std::pair<const VarDecl *, bool> destinationVariable(const Expr *Dst) {
-  Dst = Dst->IgnoreParenImpCasts();
-  bool Pointee = true;
-  if (const auto *UO = dyn_cast<UnaryOperator>(Dst);
-      UO && UO->getOpcode() == UO_AddrOf) {
-    Dst = UO->getSubExpr()->IgnoreParenImpCasts();
-    Pointee = false;
-  }
-  if (const auto *AS = dyn_cast<ArraySubscriptExpr>(Dst)) {
-    Dst = AS->getBase()->IgnoreParenImpCasts();
-    Pointee = true;
-  }
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(Dst))
-    return {dyn_cast<VarDecl>(DRE->getDecl()), Pointee};
-  return {nullptr, false};
+static const VarDecl *varOf(const Expr *E) {
+  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E->IgnoreParenImpCasts()))
+    return dyn_cast<VarDecl>(DRE->getDecl());
+  return nullptr;
 }
 
-/// The variable \p E dereferences: `*p`, `p[i]`, `p->x`.
+/// The variable a copy writes into: `&x` (x holds the value), or `x`,
+/// `&x[0]`, `x.data()` (the memory x points to or owns holds it).
+static std::pair<const VarDecl *, bool> destinationVariable(const Expr *Dst) {
+  Dst = Dst->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Dst);
+      UO && UO->getOpcode() == UO_AddrOf) {
+    const Expr *Sub = UO->getSubExpr()->IgnoreParenImpCasts();
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(Sub))
+      return {varOf(AS->getBase()), true};
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Sub);
+        Op && Op->getOperator() == OO_Subscript)
+      return {varOf(Op->getArg(0)), true};
+    return {varOf(Sub), false};
+  }
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Dst))
+    if (const CXXMethodDecl *M = MC->getMethodDecl();
+        M && M->getIdentifier() && M->getName() == "data")
+      return {varOf(MC->getImplicitObjectArgument()), true};
+  return {varOf(Dst), true};
+}
+
+/// The variable \p E reads the memory of: `*p`, `p[i]`, `p->x`, `v[i]`.
 static const VarDecl *dereferencedVariable(const Stmt *E) {
   const Expr *Base = nullptr;
   if (const auto *UO = dyn_cast<UnaryOperator>(E);
@@ -68,11 +81,18 @@ static const VarDecl *dereferencedVariable(const Stmt *E) {
     Base = AS->getBase();
   else if (const auto *ME = dyn_cast<MemberExpr>(E); ME && ME->isArrow())
     Base = ME->getBase();
-  if (!Base)
-    return nullptr;
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(Base->IgnoreParenImpCasts()))
-    return dyn_cast<VarDecl>(DRE->getDecl());
-  return nullptr;
+  else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+           Op && (Op->getOperator() == OO_Subscript ||
+                  Op->getOperator() == OO_Star) &&
+           Op->getNumArgs() > 0)
+    Base = Op->getArg(0);
+  else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E))
+    if (const CXXMethodDecl *M = MC->getMethodDecl();
+        M && M->getIdentifier() &&
+        (M->getName() == "at" || M->getName() == "front" ||
+         M->getName() == "back"))
+      Base = MC->getImplicitObjectArgument();
+  return Base ? varOf(Base) : nullptr;
 }
 
 bool DataDependentBranchCheck::isDeviceReadCall(CaptureAnalysis &Analysis,
@@ -80,26 +100,35 @@ bool DataDependentBranchCheck::isDeviceReadCall(CaptureAnalysis &Analysis,
   const FunctionDecl *FD = Call->getDirectCallee();
   if (!FD)
     return false;
-  if (matchHazard(Analysis, Reads, {Call, Call->getExprLoc(), FD}))
+  CallSite Site{CallSite::Kind::Call, Call, Call->getExprLoc(), FD};
+  if (matchHazard(Analysis.code(), Reads, Site))
     return true;
   return !ExtraReads.empty() && ExtraReads.matches(Analysis.nameOf(FD));
 }
 
-static void forEachStmt(const Stmt *S,
-                        llvm::function_ref<void(const Stmt *)> Fn) {
-  if (!S)
-    return;
-  Fn(S);
-  if (isa<LambdaExpr>(S))
-    return; // lambda bodies are scopes of their own
-  for (const Stmt *Child : S->children())
-    forEachStmt(Child, Fn);
-}
+//===----------------------------------------------------------------------===//
+// Device values through locals, in statement order
+//===----------------------------------------------------------------------===//
 
-/// Like forEachStmt, but does not look inside `&x`: taking an address reads
-/// no value (cudaMemcpy(&flag, ...) in a checked call does not read flag).
-static void forEachValueUse(const Stmt *S,
-                            llvm::function_ref<void(const Stmt *)> Fn) {
+namespace {
+struct DeviceVar {
+  const Stmt *Read = nullptr;
+  bool Pointee = false; // the memory the variable points to or owns
+};
+
+struct Taint {
+  std::map<const VarDecl *, DeviceVar> Vars;
+  bool join(const Taint &Other) {
+    bool Changed = false;
+    for (const auto &[VD, Var] : Other.Vars)
+      Changed |= Vars.emplace(VD, Var).second;
+    return Changed;
+  }
+};
+
+/// Calls \p Fn on \p S and its parts, not inside lambdas nor inside `&x`
+/// (taking an address reads no value).
+void forEachValueUse(const Stmt *S, llvm::function_ref<void(const Stmt *)> Fn) {
   if (!S)
     return;
   if (const auto *UO = dyn_cast<UnaryOperator>(S);
@@ -111,90 +140,129 @@ static void forEachValueUse(const Stmt *S,
   for (const Stmt *Child : S->children())
     forEachValueUse(Child, Fn);
 }
+} // namespace
 
-const Stmt *DataDependentBranchCheck::deviceRead(CaptureAnalysis &Analysis,
-                                                 const Expr *E,
-                                                 const CapturedScope *Scope,
-                                                 const DeviceVars &Vars) {
-  const Stmt *Found = nullptr;
-  forEachValueUse(E, [&](const Stmt *S) {
-    if (Found)
-      return;
-    if (const VarDecl *VD = dereferencedVariable(S)) {
-      auto It = Vars.find(VD);
-      if (It != Vars.end() && It->second.Pointee) {
-        Found = It->second.Read;
+class DataDependentBranchCheck::DeviceValueFlow {
+public:
+  /// \p Captured: reads count only where the analysis says they run under
+  /// capture (for a function analyzed as captured); otherwise any read.
+  DeviceValueFlow(DataDependentBranchCheck &Check, CaptureAnalysis &Analysis,
+                  const FunctionDecl *FD, bool Captured)
+      : Check(Check), Analysis(Analysis), FD(FD), Captured(Captured) {}
+
+  /// Runs the flow; returns false when the function has no CFG.
+  bool run() {
+    CFG::BuildOptions Options;
+    Options.setAllAlwaysAdd();
+    Cfg = CFG::buildCFG(FD, FD->getBody(), &Analysis.context(), Options);
+    if (!Cfg)
+      return false;
+    auto In = solveForward<Taint>(
+        *Cfg, Taint(),
+        [&](const CFGBlock &B, const Taint &T) { return transfer(B, T); },
+        [](const CFGBlock &, const CFGBlock &, unsigned, const Taint &T) {
+          return std::optional<Taint>(T);
+        });
+    for (const CFGBlock *B : *Cfg)
+      if (In[B->getBlockID()])
+        transfer(*B, *In[B->getBlockID()], /*Record=*/true);
+    return true;
+  }
+
+  /// The read that makes \p E a device value where \p At is, or null.
+  const Stmt *readIn(const Expr *E, const Taint &T) {
+    const Stmt *Found = nullptr;
+    forEachValueUse(E, [&](const Stmt *S) {
+      if (Found)
         return;
-      }
-    }
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
-      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl())) {
-        auto It = Vars.find(VD);
-        if (It != Vars.end() && !It->second.Pointee)
+      if (const VarDecl *VD = dereferencedVariable(S)) {
+        auto It = T.Vars.find(VD);
+        if (It != T.Vars.end() && It->second.Pointee) {
           Found = It->second.Read;
-      }
-      return;
-    }
-    const auto *Call = dyn_cast<CallExpr>(S);
-    if (!Call || (Scope && !Scope->rootOf(Call)))
-      return;
-    if (isDeviceReadCall(Analysis, Call)) {
-      Found = Call;
-      return;
-    }
-    const FunctionDecl *Def = nullptr;
-    if (Call->getDirectCallee() && Call->getDirectCallee()->hasBody(Def) &&
-        Analysis.isUserLocation(Def->getLocation()) &&
-        returnedRead(Analysis, Def))
-      Found = Call;
-  });
-  return Found;
-}
-
-DataDependentBranchCheck::DeviceVars
-DataDependentBranchCheck::deviceVariables(CaptureAnalysis &Analysis,
-                                          const FunctionDecl *FD,
-                                          const CapturedScope *Scope) {
-  DeviceVars Vars;
-  bool Changed = true;
-  for (unsigned Iter = 0; Changed && Iter < 8; ++Iter) {
-    Changed = false;
-    auto Taint = [&](const VarDecl *VD, const Stmt *Read,
-                     bool Pointee = false) {
-      if (VD && Read && Vars.try_emplace(VD, DeviceVar{Read, Pointee}).second)
-        Changed = true;
-    };
-    forEachStmt(FD->getBody(), [&](const Stmt *S) {
-      if (const auto *DS = dyn_cast<DeclStmt>(S)) {
-        for (const Decl *D : DS->decls())
-          if (const auto *VD = dyn_cast<VarDecl>(D);
-              VD && VD->getInit() && !Vars.count(VD))
-            Taint(VD, deviceRead(Analysis, VD->getInit(), Scope, Vars));
-      } else if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
-        if (BO->isAssignmentOp())
-          if (const auto *DRE =
-                  dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
-            if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-                VD && !Vars.count(VD))
-              Taint(VD, deviceRead(Analysis, BO->getRHS(), Scope, Vars));
-      } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
-        if (Op->isAssignmentOp() && Op->getNumArgs() == 2)
-          if (const auto *DRE =
-                  dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts()))
-            if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-                VD && !Vars.count(VD))
-              Taint(VD, deviceRead(Analysis, Op->getArg(1), Scope, Vars));
-      } else if (const auto *Call = dyn_cast<CallExpr>(S)) {
-        if (Call->getNumArgs() > 0 && (!Scope || Scope->rootOf(Call)) &&
-            isMemcpyToHost(Analysis, Call)) {
-          auto [VD, Pointee] = destinationVariable(Call->getArg(0));
-          Taint(VD, Call, Pointee);
+          return;
         }
       }
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+        if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl())) {
+          auto It = T.Vars.find(VD);
+          if (It != T.Vars.end() && !It->second.Pointee)
+            Found = It->second.Read;
+        }
+        return;
+      }
+      const auto *Call = dyn_cast<CallExpr>(S);
+      if (!Call || !readsHere(Call))
+        return;
+      if (Check.isDeviceReadCall(Analysis, Call)) {
+        Found = Call;
+        return;
+      }
+      const FunctionDecl *Def = definitionOf(Call->getDirectCallee());
+      if (Def && Def != FD && Analysis.isUserLocation(Def->getLocation()) &&
+          Check.returnedRead(Analysis, Def))
+        Found = Call;
     });
+    return Found;
   }
-  return Vars;
-}
+
+  /// The taint at each branch and return, in CFG order.
+  std::vector<std::pair<const Stmt *, Taint>> Points;
+
+private:
+  bool readsHere(const Stmt *S) const {
+    return !Captured || Analysis.contextOf(FD, S).has_value();
+  }
+
+  void assign(Taint &T, const VarDecl *VD, const Expr *Value, bool Compound) {
+    if (!VD)
+      return;
+    if (const Stmt *Read = readIn(Value, T))
+      T.Vars[VD] = {Read, false};
+    else if (!Compound)
+      T.Vars.erase(VD); // overwritten with a host value
+  }
+
+  Taint transfer(const CFGBlock &B, Taint T, bool Record = false) {
+    for (const CFGElement &E : B) {
+      auto CS = E.getAs<CFGStmt>();
+      if (!CS)
+        continue;
+      const Stmt *S = CS->getStmt();
+      if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+        for (const Decl *D : DS->decls())
+          if (const auto *VD = dyn_cast<VarDecl>(D); VD && VD->getInit())
+            assign(T, VD, VD->getInit(), false);
+      } else if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
+        if (BO->isAssignmentOp())
+          assign(T, varOf(BO->getLHS()), BO->getRHS(),
+                 BO->isCompoundAssignmentOp());
+      } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
+        if (Op->isAssignmentOp() && Op->getNumArgs() == 2)
+          assign(T, varOf(Op->getArg(0)), Op->getArg(1),
+                 Op->getOperator() != OO_Equal);
+      } else if (const auto *Call = dyn_cast<CallExpr>(S)) {
+        if (Call->getNumArgs() > 0 && isMemcpyToHost(Analysis, Call) &&
+            readsHere(Call)) {
+          auto [VD, Pointee] = destinationVariable(Call->getArg(0));
+          if (VD)
+            T.Vars[VD] = {Call, Pointee};
+        }
+      } else if (Record && isa<ReturnStmt>(S)) {
+        Points.push_back({S, T});
+      }
+    }
+    if (Record)
+      if (const Stmt *Term = B.getTerminatorStmt())
+        Points.push_back({Term, T});
+    return T;
+  }
+
+  DataDependentBranchCheck &Check;
+  CaptureAnalysis &Analysis;
+  const FunctionDecl *FD;
+  bool Captured;
+  std::unique_ptr<CFG> Cfg;
+};
 
 const Stmt *DataDependentBranchCheck::returnedRead(CaptureAnalysis &Analysis,
                                                    const FunctionDecl *FD) {
@@ -203,12 +271,12 @@ const Stmt *DataDependentBranchCheck::returnedRead(CaptureAnalysis &Analysis,
     return It->second; // known, or in progress
   const Stmt *Result = nullptr;
   if (!FD->getReturnType()->isVoidType()) {
-    auto Vars = deviceVariables(Analysis, FD, nullptr);
-    forEachStmt(FD->getBody(), [&](const Stmt *S) {
-      if (const auto *Ret = dyn_cast<ReturnStmt>(S);
-          Ret && !Result && Ret->getRetValue())
-        Result = deviceRead(Analysis, Ret->getRetValue(), nullptr, Vars);
-    });
+    DeviceValueFlow Flow(*this, Analysis, FD, /*Captured=*/false);
+    if (Flow.run())
+      for (auto &[S, T] : Flow.Points)
+        if (const auto *Ret = dyn_cast<ReturnStmt>(S);
+            Ret && Ret->getRetValue() && !Result)
+          Result = Flow.readIn(Ret->getRetValue(), T);
   }
   ReturnCache[FD] = Result;
   return Result;
@@ -231,51 +299,72 @@ static std::pair<const Expr *, SourceLocation> branchOf(const Stmt *S) {
   return {nullptr, {}};
 }
 
-void DataDependentBranchCheck::checkCapture(CaptureAnalysis &Analysis) {
-  const Hazard *BranchHazard = nullptr;
-  for (const Hazard &H : allHazards())
-    if (H.Kind == HazardKind::Branch)
-      BranchHazard = &H;
-  std::string Message =
-      ("branch condition depends on a device value read on the host during "
-       "CUDA graph capture: " +
-       BranchHazard->Outcome + "; " + BranchHazard->Instead)
-          .str();
+/// Whether \p FD makes a call that may read a device value: without one no
+/// branch in it can depend on one.
+static bool mayReadDevice(const FunctionDecl *FD) {
+  bool Found = false;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+    if (!S || Found || isa<LambdaExpr>(S))
+      return;
+    if (isa<CallExpr>(S)) {
+      Found = true;
+      return;
+    }
+    for (const Stmt *Child : S->children())
+      Walk(Child);
+  };
+  Walk(FD->getBody());
+  return Found;
+}
 
+void DataDependentBranchCheck::checkFunction(CaptureAnalysis &Analysis,
+                                             const FunctionDecl *FD) {
+  if (!mayReadDevice(FD))
+    return;
+  DeviceValueFlow Flow(*this, Analysis, FD, /*Captured=*/true);
+  if (!Flow.run())
+    return;
+  for (auto &[S, T] : Flow.Points) {
+    auto [Cond, Loc] = branchOf(S);
+    if (!Cond)
+      continue;
+    std::optional<CaptureContext> Ctx = Analysis.contextOf(FD, S);
+    if (!Ctx || Ctx->StreamGuarded)
+      continue;
+    const Stmt *Read = Flow.readIn(Cond, T);
+    if (!Read)
+      continue;
+    Loc = Analysis.visibleLoc(Loc);
+    if (!reportHazard(Analysis, *BranchHazard, Loc, Cond->getSourceRange(),
+                      "branch condition", FD))
+      continue;
+    const auto *ReadCall = dyn_cast<CallExpr>(Read);
+    const FunctionDecl *Callee =
+        ReadCall ? ReadCall->getDirectCallee() : nullptr;
+    SourceLocation ReadLoc = Analysis.visibleLoc(
+        ReadCall ? ReadCall->getExprLoc() : Read->getBeginLoc());
+    if (Callee && isMemcpyToHost(Analysis, ReadCall))
+      diag(ReadLoc, "the host variable is filled from the device here",
+           DiagnosticIDs::Note);
+    else if (Callee && !isDeviceReadCall(Analysis, ReadCall))
+      diag(ReadLoc, "'%0' returns a device value read on the host",
+           DiagnosticIDs::Note)
+          << displayName(Callee);
+    else
+      diag(ReadLoc, "the device value is read on the host here",
+           DiagnosticIDs::Note);
+    addChainNotes(Analysis, Ctx->Chain, Ctx->Root);
+  }
+}
+
+void DataDependentBranchCheck::checkCapture(CaptureAnalysis &Analysis) {
+  llvm::DenseSet<const FunctionDecl *> Seen;
   for (const CapturedScope &Scope : Analysis.scopes()) {
     const FunctionDecl *FD = Scope.Function;
-    if (!Analysis.isUserLocation(FD->getLocation()) || !FD->getBody())
+    if (!Analysis.isUserLocation(FD->getLocation()) || !FD->getBody() ||
+        !Seen.insert(FD).second)
       continue;
-    const CapturedScope *Region = Scope.RegionStmts ? &Scope : nullptr;
-    auto Vars = deviceVariables(Analysis, FD, Region);
-    forEachStmt(FD->getBody(), [&](const Stmt *S) {
-      auto [Cond, Loc] = branchOf(S);
-      if (!Cond)
-        return;
-      const RegionRoot *Root = Scope.rootOf(S);
-      if (!Root || (!Scope.RegionStmts && Analysis.runsOutsideCapture(FD, S)))
-        return;
-      const Stmt *Read = deviceRead(Analysis, Cond, Region, Vars);
-      Loc = Analysis.visibleLoc(Loc);
-      if (!Read || !reportOnce(Loc, Message))
-        return;
-      const auto *ReadCall = dyn_cast<CallExpr>(Read);
-      const FunctionDecl *Callee =
-          ReadCall ? ReadCall->getDirectCallee() : nullptr;
-      SourceLocation ReadLoc = Analysis.visibleLoc(
-          ReadCall ? ReadCall->getExprLoc() : Read->getBeginLoc());
-      if (Callee && isMemcpyToHost(Analysis, ReadCall))
-        diag(ReadLoc, "the host variable is filled from the device here",
-             DiagnosticIDs::Note);
-      else if (Callee && !isDeviceReadCall(Analysis, ReadCall))
-        diag(ReadLoc, "'%0' returns a device value read on the host",
-             DiagnosticIDs::Note)
-            << displayName(Callee);
-      else
-        diag(ReadLoc, "the device value is read on the host here",
-             DiagnosticIDs::Note);
-      addChainNotes(Analysis, Scope.Context, Root);
-    });
+    checkFunction(Analysis, FD);
   }
 }
 

@@ -38,6 +38,8 @@ def names_cell(h):
         return "`true` passed to a parameter named `%s`" % "` or `".join(h["names"])
     if h["kind"] == "Branch":
         return "a branch on a device value"
+    if h["kind"] == "LeftOpen":
+        return "a `return` between a begin and the end the other paths reach"
     inc = [n for n in h["names"] if not n.startswith("!")]
     exc = [n[1:] for n in h["names"] if n.startswith("!")]
     text = ", ".join("`%s`" % n for n in inc)
@@ -46,13 +48,30 @@ def names_cell(h):
     return text or "(runtime only)"
 
 
+def allowed_note(h):
+    notes = []
+    for mode, names in h["allowed_in"]:
+        what = ", ".join("`%s`" % n for n in names) if names else "it"
+        notes.append("%s mode allows %s (not reported there)" % (mode.lower(), what))
+    if h["device_wide"]:
+        notes.append("waits on every stream: a capture-status test of one stream does not cover it")
+    return "".join("; " + n for n in notes)
+
+
+def instead_cell(h):
+    if h["torch_instead"]:
+        return "%s (libtorch code: %s)" % (h["instead"], h["torch_instead"])
+    return h["instead"]
+
+
 def check_table(hazards, check):
     rows = ["| hazard | matches | on the GPU (measured) | instead |", "|---|---|---|---|"]
     for h in hazards:
         if h["check"] != check:
             continue
-        rows.append("| `%s` | %s | %s: %s | %s |" % (
-            h["id"], names_cell(h), VERDICTS[h["gpu_verdict"]], h["outcome"], h["instead"]))
+        rows.append("| `%s` | %s | %s: %s%s | %s |" % (
+            h["id"], names_cell(h), VERDICTS[h["gpu_verdict"]], h["outcome"],
+            allowed_note(h), instead_cell(h)))
     return "\n".join(rows) + "\n"
 
 

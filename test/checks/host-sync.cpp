@@ -305,7 +305,7 @@ struct Model {
     graph.capture_begin();
     op.launch();
     c10::cuda::stream_synchronize(op.stream);
-    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'stream_synchronize' blocks the host until the device finishes
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'stream_synchronize' blocks the host until the stream drains
     graph.capture_end();
     ops::onlyOutside(op.stream);
   }
@@ -321,7 +321,9 @@ void libraryInside(at::cuda::CUDAGraph &graph, c10::cuda::CUDAStream s) {
 
 // ---------------------------------------------------------------------------
 // Helpers that test the capture status first only synchronize when no
-// capture is open: not reported. The capturing side of the test is.
+// capture is open: not reported. The capturing side of the test is. A test
+// of one stream does not cover a wait on the whole device, which also waits
+// on streams captured elsewhere.
 void syncUnlessCapturing(cudaStream_t s) {
   cudaStreamCaptureStatus status;
   cudaStreamIsCapturing(s, &status);
@@ -332,6 +334,8 @@ void syncUnlessCapturing(cudaStream_t s) {
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host
   } else {
     cudaDeviceSynchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host
+    // CHECK-MESSAGES: :[[@LINE-2]]:5: note: a capture-status test guards this call, but it waits on every stream
   }
 }
 
@@ -346,9 +350,14 @@ void torchStatus() {
   if (c10::cuda::currentStreamCaptureStatusMayInitCtx() ==
       c10::cuda::CaptureStatus::None)
     c10::cuda::device_synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'device_synchronize' blocks the host
   if (!(c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
         c10::cuda::CaptureStatus::None))
     c10::cuda::device_synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'device_synchronize' blocks the host
+  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() ==
+      c10::cuda::CaptureStatus::None)
+    c10::cuda::stream_synchronize(c10::cuda::getCurrentCUDAStream());
 }
 
 void callsGuardedHelpers(cudaStream_t s) {

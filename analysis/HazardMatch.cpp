@@ -1,11 +1,11 @@
-//===--- HazardMatch.cpp - cudagraph-tidy ---------------------------------===//
+//===--- HazardMatch.cpp - cudagraph analysis -----------------------------===//
 
 #include "HazardMatch.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 
-namespace clang::tidy::cudagraph {
+namespace clang::cudagraph {
 
 static const Expr *unwrap(const Expr *E) {
   while (E) {
@@ -25,7 +25,7 @@ static const Expr *unwrap(const Expr *E) {
   return E;
 }
 
-bool isConstantTrue(const Expr *E, const ASTContext &Ctx) {
+static bool isConstantTrue(const Expr *E, const ASTContext &Ctx) {
   E = unwrap(E);
   if (!E || E->isValueDependent() || isa<CXXDefaultArgExpr>(E))
     return false;
@@ -251,43 +251,56 @@ static bool passesTrueToParam(const CallExpr *Call, const NamePatterns &Names,
   return false;
 }
 
-const Hazard *matchHazard(CaptureAnalysis &Analysis,
-                          llvm::ArrayRef<Hazard> Hazards,
-                          const CallSite &Site) {
+/// `host.item()`, `at::nonzero(host)`: the hazard's device read happens on
+/// a tensor known to be in host memory, which is plain host work.
+static bool readsHostTensor(const CallExpr *Call) {
+  if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call))
+    return isHostTensor(Member->getImplicitObjectArgument());
+  const FunctionDecl *FD = Call->getDirectCallee();
+  return FD && !isa<CXXMethodDecl>(FD) && Call->getNumArgs() > 0 &&
+         isHostTensor(Call->getArg(0));
+}
+
+static bool usesHazard(const Hazard &H, CodeClassifier &Code,
+                       const FunctionDecl *FD, const CallExpr *Call) {
+  switch (H.Kind) {
+  case HazardKind::Callee:
+    if (!H.Names.matches(Code.nameOf(FD)))
+      return false;
+    return !(H.ReadsDevice && Call && readsHostTensor(Call));
+  case HazardKind::HostCopy:
+    return Call && H.Names.matches(Code.nameOf(FD)) &&
+           isBlockingHostCopy(Call);
+  case HazardKind::HostUpload:
+    return Call && H.Names.matches(Code.nameOf(FD)) && isBlockingUpload(Call);
+  case HazardKind::TensorPrint:
+    return Call && isTensorPrint(FD, Call);
+  case HazardKind::PinnedFlag:
+    return Call && passesTrueToParam(Call, H.Names, FD->getASTContext());
+  case HazardKind::Branch:
+  case HazardKind::LeftOpen:
+  case HazardKind::RuntimeOnly:
+    break;
+  }
+  return false;
+}
+
+const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,
+                          const CallSite &Site, const MatchContext &Where) {
   const FunctionDecl *FD = Site.Callee;
-  if (!FD || FD->isInvalidDecl())
+  if (!FD || FD->isInvalidDecl() || Site.K == CallSite::Kind::Callable)
     return nullptr;
   const auto *Call = dyn_cast_or_null<CallExpr>(Site.S);
   for (const Hazard &H : Hazards) {
-    switch (H.Kind) {
-    case HazardKind::Callee:
-      if (H.Names.matches(Analysis.nameOf(FD)))
-        return &H;
-      break;
-    case HazardKind::HostCopy:
-      if (Call && H.Names.matches(Analysis.nameOf(FD)) &&
-          isBlockingHostCopy(Call))
-        return &H;
-      break;
-    case HazardKind::HostUpload:
-      if (Call && H.Names.matches(Analysis.nameOf(FD)) &&
-          isBlockingUpload(Call))
-        return &H;
-      break;
-    case HazardKind::TensorPrint:
-      if (Call && isTensorPrint(FD, Call))
-        return &H;
-      break;
-    case HazardKind::PinnedFlag:
-      if (Call && passesTrueToParam(Call, H.Names, Analysis.context()))
-        return &H;
-      break;
-    case HazardKind::Branch:
-    case HazardKind::RuntimeOnly:
-      break;
-    }
+    if (Where.StreamGuarded && !H.DeviceWide)
+      continue;
+    if (!usesHazard(H, Code, FD, Call))
+      continue;
+    if (H.allowedInAll(Where.Modes, Code.nameOf(FD)))
+      continue;
+    return &H;
   }
   return nullptr;
 }
 
-} // namespace clang::tidy::cudagraph
+} // namespace clang::cudagraph

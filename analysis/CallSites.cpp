@@ -1,0 +1,131 @@
+//===--- CallSites.cpp - cudagraph analysis -------------------------------===//
+
+#include "CallSites.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+
+namespace clang::cudagraph {
+
+/// Looks through temporaries, conversions to std::function and casts.
+static const Expr *unwrapCallable(const Expr *Arg) {
+  while (Arg) {
+    Arg = Arg->IgnoreImplicit()->IgnoreParens();
+    if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(Arg))
+      Arg = MT->getSubExpr();
+    else if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(Arg))
+      Arg = BT->getSubExpr();
+    else if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(Arg))
+      Arg = FC->getSubExpr();
+    else if (const auto *CC = dyn_cast<CXXConstructExpr>(Arg);
+             CC && CC->getNumArgs() == 1)
+      Arg = CC->getArg(0);
+    else if (const auto *UO = dyn_cast<UnaryOperator>(Arg);
+             UO && UO->getOpcode() == UO_AddrOf)
+      Arg = UO->getSubExpr();
+    else
+      return Arg;
+  }
+  return Arg;
+}
+
+static const FunctionDecl *callableOf(const Expr *E, unsigned Depth) {
+  E = unwrapCallable(E);
+  if (!E || Depth > 2)
+    return nullptr;
+  if (const auto *L = dyn_cast<LambdaExpr>(E))
+    return L->getCallOperator();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    if (const auto *FD = dyn_cast<FunctionDecl>(DRE->getDecl()))
+      return FD;
+    // A local std::function or auto variable holding a lambda or function.
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      if (VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) && VD->getInit())
+        return callableOf(VD->getInit(), Depth + 1);
+  }
+  return nullptr;
+}
+
+const FunctionDecl *passedCallable(const Expr *Arg) {
+  return callableOf(Arg, 0);
+}
+
+const FunctionDecl *destructorOf(QualType T) {
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD || !RD->hasDefinition() || RD->hasTrivialDestructor())
+    return nullptr;
+  return RD->getDestructor();
+}
+
+void appendCallSites(const Stmt *S, SourceLocation Loc,
+                     std::vector<CallSite> &Out) {
+  llvm::ArrayRef<const Expr *> Args;
+  if (const auto *CE = dyn_cast<CallExpr>(S)) {
+    Out.push_back({CallSite::Kind::Call, S, Loc, CE->getDirectCallee()});
+    Args = llvm::ArrayRef(CE->getArgs(), CE->getNumArgs());
+  } else if (const auto *CC = dyn_cast<CXXConstructExpr>(S)) {
+    Out.push_back({CallSite::Kind::Construct, S, Loc, CC->getConstructor()});
+    Args = llvm::ArrayRef(CC->getArgs(), CC->getNumArgs());
+  } else {
+    return;
+  }
+  for (unsigned I = 0; I < Args.size(); ++I) {
+    // Only lambdas and functions named in the argument itself: a callable
+    // passed on from a parameter runs where that parameter's caller says.
+    const FunctionDecl *F = passedCallable(Args[I]);
+    if (!F || !F->hasBody())
+      continue;
+    CallSite Site{CallSite::Kind::Callable, S, Args[I]->getBeginLoc(), F};
+    Site.ArgIndex = I;
+    Out.push_back(Site);
+  }
+}
+
+namespace {
+class Collector {
+public:
+  explicit Collector(std::vector<CallSite> &Out) : Out(Out) {}
+
+  void collect(const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *L = dyn_cast<LambdaExpr>(S)) {
+      // The body is a function of its own; only the captures run here.
+      for (const Expr *Init : L->capture_inits())
+        collect(Init);
+      return;
+    }
+    if (isa<CallExpr>(S))
+      appendCallSites(S, cast<CallExpr>(S)->getExprLoc(), Out);
+    else if (isa<CXXConstructExpr>(S))
+      appendCallSites(S, S->getBeginLoc(), Out);
+    else if (const auto *DS = dyn_cast<DeclStmt>(S))
+      for (const Decl *D : DS->decls())
+        if (const auto *VD = dyn_cast<VarDecl>(D))
+          if (VD->hasLocalStorage() && !VD->getType()->isReferenceType())
+            if (const FunctionDecl *Dtor = destructorOf(VD->getType())) {
+              CallSite Site{CallSite::Kind::LocalDtor, nullptr,
+                            VD->getLocation(), Dtor};
+              Site.Var = VD;
+              Out.push_back(Site);
+            }
+    for (const Stmt *Child : S->children())
+      collect(Child);
+  }
+
+private:
+  std::vector<CallSite> &Out;
+};
+} // namespace
+
+std::vector<CallSite> collectCalls(const FunctionDecl *FD) {
+  std::vector<CallSite> Calls;
+  Collector C(Calls);
+  if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD))
+    for (const CXXCtorInitializer *Init : Ctor->inits())
+      if (Init->isWritten())
+        C.collect(Init->getInit());
+  C.collect(FD->getBody());
+  return Calls;
+}
+
+} // namespace clang::cudagraph

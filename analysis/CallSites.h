@@ -1,0 +1,55 @@
+//===--- CallSites.h - cudagraph analysis -----------------------*- C++ -*-===//
+//
+// The calls a function body makes: calls, constructions, destructors of
+// locals, and callables (lambdas, functions) passed as arguments, which run
+// where the callee calls them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_ANALYSIS_CALLSITES_H
+#define CUDAGRAPH_ANALYSIS_CALLSITES_H
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include <vector>
+
+namespace clang::cudagraph {
+
+struct CallSite {
+  enum class Kind {
+    Call,      // CallExpr (S)
+    Construct, // CXXConstructExpr (S)
+    LocalDtor, // destructor of a local variable (Var) at scope end
+    Callable   // a lambda or function passed as an argument of S's call
+  };
+  Kind K = Kind::Call;
+  const Stmt *S = nullptr;
+  SourceLocation Loc;
+  const FunctionDecl *Callee = nullptr;
+  const VarDecl *Var = nullptr; // LocalDtor: the variable
+  /// For Call/Construct: the argument index that passed a Callable.
+  unsigned ArgIndex = 0;
+
+  const CallExpr *call() const { return llvm::dyn_cast_or_null<CallExpr>(S); }
+};
+
+/// The function a call argument passes as a callable: a lambda, a function
+/// (`work`, `&work`), or a local std::function / auto variable initialized
+/// from one; null otherwise.
+const FunctionDecl *passedCallable(const Expr *Arg);
+
+/// The site of call or construction \p S followed by the callables it
+/// passes. Appends nothing for other statements.
+void appendCallSites(const Stmt *S, SourceLocation Loc,
+                     std::vector<CallSite> &Out);
+
+/// The non-trivial destructor that runs when a local of type \p T ends.
+const FunctionDecl *destructorOf(QualType T);
+
+/// Every call made directly in \p FD's body, in source order (not in the
+/// bodies of nested lambdas; a constructor's member initializers included).
+std::vector<CallSite> collectCalls(const FunctionDecl *FD);
+
+} // namespace clang::cudagraph
+
+#endif // CUDAGRAPH_ANALYSIS_CALLSITES_H

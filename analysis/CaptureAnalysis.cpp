@@ -1,0 +1,353 @@
+//===--- CaptureAnalysis.cpp - cudagraph analysis -------------------------===//
+
+#include "CaptureAnalysis.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+
+namespace clang::cudagraph {
+
+/// How deep the walk goes into library functions that have bodies in headers.
+static constexpr unsigned MaxLibraryDepth = 16;
+
+//===----------------------------------------------------------------------===//
+// Per-translation-unit cache shared by all checks
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct CacheEntry {
+  const ASTContext *Ctx = nullptr;
+  std::string Key;
+  std::unique_ptr<CaptureAnalysis> Analysis;
+};
+} // namespace
+
+static std::vector<CacheEntry> &cache() {
+  static std::vector<CacheEntry> Entries;
+  return Entries;
+}
+
+CaptureAnalysis &CaptureAnalysis::get(ASTContext &Ctx,
+                                      const CaptureOptions &Opts) {
+  std::string Key = Opts.key();
+  for (CacheEntry &E : cache())
+    if (E.Ctx == &Ctx && E.Key == Key)
+      return *E.Analysis;
+  CacheEntry &E = cache().emplace_back();
+  E.Ctx = &Ctx;
+  E.Key = std::move(Key);
+  E.Analysis.reset(new CaptureAnalysis(Ctx, Opts));
+  E.Analysis->run();
+  return *E.Analysis;
+}
+
+void CaptureAnalysis::reset() { cache().clear(); }
+
+CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
+    : Ctx(Ctx), Code(Ctx.getSourceManager(), Opts.LibraryHeaderRegex),
+      Apis(Opts.BeginFunctions, Opts.EndFunctions, Opts.StatusFunctions),
+      Flows(std::make_unique<FlowEngine>(Ctx, Code, Apis)),
+      CapturedPatterns(Opts.CapturedFunctions) {}
+
+CaptureAnalysis::~CaptureAnalysis() = default;
+
+//===----------------------------------------------------------------------===//
+// Contexts
+//===----------------------------------------------------------------------===//
+
+CaptureContext CapturedScope::resolve(const CaptureState &State) const {
+  CaptureContext C;
+  C.Modes = 0;
+  C.StreamGuarded = State.StreamGuarded;
+  for (const RegionRoot *R : State.Roots) {
+    if (R->K == RegionRoot::Kind::Entry) {
+      C.Modes |= EntryModes;
+      continue;
+    }
+    C.Modes |= R->Modes;
+    if (!C.Root)
+      C.Root = R;
+  }
+  if (!C.Root) {
+    C.Root = EntryRoot;
+    C.Chain = Context;
+  }
+  if (!C.Modes)
+    C.Modes = AnyMode;
+  return C;
+}
+
+std::optional<CaptureContext>
+CapturedScope::contextOf(const Stmt *S) const {
+  const CaptureState *State = Flow->stateAt(S);
+  if (!State || !State->capturing())
+    return std::nullopt;
+  return resolve(*State);
+}
+
+std::optional<CaptureContext>
+CaptureAnalysis::contextOf(const FunctionDecl *FD, const Stmt *S) const {
+  auto It = ScopesByFunction.find(FD);
+  if (It == ScopesByFunction.end())
+    return std::nullopt;
+  for (unsigned I : It->second)
+    if (auto C = Scopes[I].contextOf(S))
+      return C;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Reach
+//===----------------------------------------------------------------------===//
+
+void CaptureAnalysis::addScope(const CapturedScope &Scope) {
+  ScopesByFunction[Scope.Function].push_back(Scopes.size());
+  Scopes.push_back(Scope);
+  for (const FlowSite &FS : Scope.Flow->Sites)
+    addSite(FS.Site, Scope.resolve(FS.State), Scope.Function);
+  for (const ParamCall &PC : Scope.Flow->ParamCalls)
+    ParamInvocations.push_back(
+        {Scope.Function, PC.Param, Scope.resolve(PC.State)});
+}
+
+void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &C,
+                              const FunctionDecl *Function) {
+  // Begin calls are not work done under capture.
+  if (Site.K != CallSite::Kind::Callable &&
+      Flows->eventOf(Site.Callee) == CaptureEvent::Begin)
+    return;
+  Sites.push_back({Site, C, Function});
+  const FunctionDecl *Def = definitionOf(Site.Callee);
+  if (!Def)
+    return;
+  if (Code.isUserLocation(Def->getLocation())) {
+    reach(Def, Site, C);
+    return;
+  }
+  if (Def->isInStdNamespace() || C.StreamGuarded)
+    return; // the standard library makes no CUDA calls
+  // A library function: everything it calls inside the library runs now, and
+  // is reported at this call (the innermost one in user code). Each call
+  // into the library gets its own entry, so two calls reaching the same
+  // library internals are both reported.
+  Reach &Entry = Reaches.emplace_back();
+  Entry.Function = Def;
+  Entry.Site = Site;
+  Entry.Parent = C.Chain;
+  Entry.Root = C.Root;
+  Entry.Modes = C.Modes;
+  Entry.InLibrary = true;
+  std::vector<LibrarySite> Inner(librarySites(Def).begin(),
+                                 librarySites(Def).end());
+  for (const LibrarySite &LS : Inner) {
+    CaptureContext InnerCtx = C;
+    InnerCtx.Chain = &Entry;
+    InnerCtx.StreamGuarded = LS.StreamGuarded;
+    Sites.push_back({LS.Site, InnerCtx, Function});
+    // Library templates call back into user code (functors, lambdas).
+    if (const FunctionDecl *InnerDef = definitionOf(LS.Site.Callee))
+      if (Code.isUserLocation(InnerDef->getLocation()) && !LS.StreamGuarded)
+        reach(InnerDef, LS.Site, InnerCtx);
+  }
+}
+
+void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
+                            const CaptureContext &C,
+                            const FunctionDecl *Invoker) {
+  if (C.StreamGuarded)
+    return; // only device-wide waits matter there, and they are calls here
+  auto Key = std::make_pair(Def, C.Modes);
+  if (Reached.count(Key))
+    return;
+  Reach &R = Reaches.emplace_back();
+  R.Function = Def;
+  R.Site = Site;
+  R.Parent = C.Chain;
+  R.Root = C.Root;
+  R.Modes = C.Modes;
+  R.Invoker = Invoker;
+  Reached[Key] = &R;
+  Worklist.push_back(&R);
+}
+
+llvm::ArrayRef<CaptureAnalysis::LibrarySite>
+CaptureAnalysis::librarySites(const FunctionDecl *Def) {
+  auto It = LibraryCache.find(Def);
+  if (It != LibraryCache.end())
+    return It->second;
+  std::vector<LibrarySite> Result;
+  llvm::DenseSet<const FunctionDecl *> Seen{Def};
+  std::vector<std::pair<const FunctionDecl *, unsigned>> Stack{{Def, 1}};
+  while (!Stack.empty()) {
+    auto [F, Depth] = Stack.back();
+    Stack.pop_back();
+    const FunctionFlow &Flow = Flows->flow(F, /*EntryCapturing=*/true);
+    for (const FlowSite &FS : Flow.Sites) {
+      Result.push_back({FS.Site, FS.State.StreamGuarded});
+      if (FS.State.StreamGuarded)
+        continue;
+      const FunctionDecl *Callee = definitionOf(FS.Site.Callee);
+      if (Callee && Depth < MaxLibraryDepth &&
+          !Code.isUserLocation(Callee->getLocation()) &&
+          !Callee->isInStdNamespace() && Seen.insert(Callee).second)
+        Stack.push_back({Callee, Depth + 1});
+    }
+  }
+  return LibraryCache[Def] = std::move(Result);
+}
+
+/// Callables passed to a function that invokes the parameter while
+/// capturing: `run_captured(s, work)` runs `work` under run_captured's
+/// capture, wherever it is called from.
+void CaptureAnalysis::reachPassedCallables() {
+  if (ParamInvocations.empty())
+    return;
+  llvm::DenseMap<const FunctionDecl *, std::vector<unsigned>> ByFunction;
+  for (unsigned I = 0; I < ParamInvocations.size(); ++I)
+    ByFunction[ParamInvocations[I].Function->getCanonicalDecl()].push_back(I);
+  for (const FunctionDecl *Caller : UserFunctions)
+    for (const CallSite &Site : Flows->callsIn(Caller)) {
+      if (Site.K != CallSite::Kind::Callable)
+        continue;
+      const FunctionDecl *Invoked = nullptr;
+      if (const auto *Call = dyn_cast<CallExpr>(Site.S))
+        Invoked = Call->getDirectCallee();
+      else if (const auto *Ctor = dyn_cast<CXXConstructExpr>(Site.S))
+        Invoked = Ctor->getConstructor();
+      if (!Invoked)
+        continue;
+      auto It = ByFunction.find(Invoked->getCanonicalDecl());
+      if (It == ByFunction.end())
+        continue;
+      // Member calls count the object apart; parameters match arguments.
+      unsigned Offset = isa<CXXOperatorCallExpr>(Site.S) &&
+                        isa<CXXMethodDecl>(Invoked);
+      for (unsigned I : It->second) {
+        const ParamInvocation &PI = ParamInvocations[I];
+        if (PI.Param + Offset != Site.ArgIndex)
+          continue;
+        if (const FunctionDecl *Def = definitionOf(Site.Callee))
+          if (Code.isUserLocation(Def->getLocation())) {
+            CaptureContext C = PI.Ctx;
+            reach(Def, Site, C, Invoked);
+          }
+      }
+    }
+}
+
+namespace {
+class UserFunctionCollector
+    : public RecursiveASTVisitor<UserFunctionCollector> {
+public:
+  UserFunctionCollector(const CodeClassifier &Code,
+                        std::vector<const FunctionDecl *> &Out)
+      : Code(Code), Out(Out) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool shouldVisitLambdaBody() const { return true; }
+
+  bool TraverseDecl(Decl *D) {
+    if (!D)
+      return true;
+    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
+        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
+      return true;
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+  bool VisitFunctionDecl(FunctionDecl *FD) {
+    if (FD->doesThisDeclarationHaveABody() && !FD->isDependentContext())
+      Out.push_back(FD);
+    return true;
+  }
+  bool VisitLambdaExpr(LambdaExpr *L) {
+    const CXXMethodDecl *Op = L->getCallOperator();
+    if (Op && Op->hasBody() && !Op->isDependentContext())
+      Out.push_back(Op);
+    return true;
+  }
+
+private:
+  const CodeClassifier &Code;
+  std::vector<const FunctionDecl *> &Out;
+};
+} // namespace
+
+static bool isTorchDecl(const Decl *D) {
+  const DeclContext *DC = D ? D->getDeclContext() : nullptr;
+  for (; DC && !DC->isTranslationUnit(); DC = DC->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC);
+        NS && NS->getParent()->isTranslationUnit() && NS->getIdentifier()) {
+      StringRef Name = NS->getName();
+      return Name == "at" || Name == "c10" || Name == "torch";
+    }
+  return false;
+}
+
+static bool isTorchType(QualType T) {
+  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  return RD && isTorchDecl(RD);
+}
+
+bool CaptureAnalysis::isLibtorchCode(const FunctionDecl *FD) {
+  if (!FD)
+    return false;
+  auto [It, Inserted] = LibtorchCache.try_emplace(FD, false);
+  if (!Inserted)
+    return It->second;
+  bool Torch = llvm::any_of(FD->parameters(), [](const ParmVarDecl *P) {
+    return isTorchType(P->getType());
+  });
+  for (const CallSite &Site : Flows->callsIn(FD)) {
+    if (Torch)
+      break;
+    Torch = isTorchDecl(Site.Callee);
+  }
+  return LibtorchCache[FD] = Torch;
+}
+
+void CaptureAnalysis::run() {
+  UserFunctionCollector(Code, UserFunctions)
+      .TraverseDecl(Ctx.getTranslationUnitDecl());
+
+  // Regions: functions with capture events, entered with no capture open.
+  for (const FunctionDecl *FD : UserFunctions) {
+    if (!Flows->hasEvents(FD))
+      continue;
+    const FunctionFlow &Flow = Flows->flow(FD, /*EntryCapturing=*/false);
+    bool Captures = llvm::any_of(Flow.States, [](const auto &P) {
+      return P.second.capturing();
+    });
+    if (Captures)
+      addScope({FD, nullptr, &Flow, nullptr, 0});
+    for (auto [Return, Root] : Flow.OpenReturns)
+      OpenReturns.push_back({FD, Return, Root});
+  }
+
+  // Functions the user says run under capture (ops captured from Python).
+  if (!CapturedPatterns.empty())
+    for (const FunctionDecl *FD : UserFunctions)
+      if (CapturedPatterns.matches(Code.nameOf(FD))) {
+        RegionRoot &Root = ListedRoots.emplace_back();
+        Root.K = RegionRoot::Kind::Listed;
+        Root.Loc = FD->getLocation();
+        Root.Owner = Root.Via = FD;
+        Root.Modes = AnyMode;
+        CaptureContext C;
+        C.Root = &Root;
+        reach(FD, CallSite(), C);
+      }
+
+  for (unsigned Round = 0; Round < 4; ++Round) {
+    while (!Worklist.empty()) {
+      const Reach *R = Worklist.front();
+      Worklist.pop_front();
+      const FunctionFlow &Flow = Flows->flow(R->Function, true);
+      addScope({R->Function, R, &Flow, R->Root, R->Modes});
+    }
+    size_t Before = Reaches.size();
+    reachPassedCallables();
+    if (Reaches.size() == Before)
+      break;
+  }
+}
+
+} // namespace clang::cudagraph

@@ -1,0 +1,190 @@
+//===--- CaptureAnalysis.h - cudagraph analysis -----------------*- C++ -*-===//
+//
+// Answers, once per translation unit and for every check, "can this statement
+// run while a CUDA stream is being captured, under which capture, in which
+// mode, and through which calls?".
+//
+// Layers, each using only those before it:
+//   UserCode      user code vs library code, display locations, names
+//   CaptureApis   begin/end APIs and modes, capture-status tests, guard facts
+//   CallSites     the calls of one function body
+//   FunctionFlow  per-function CFG dataflow of the capture state; summaries
+//   CaptureAnalysis (this file): roots, reach, and the query contextOf
+//
+// Roots: every user function with capture events is analyzed with no
+// capture open at entry; its regions' calls are captured. Reach: a function
+// called while capturing is analyzed with a capture open at entry, once per
+// set of capture modes, transitively; library functions with bodies in
+// headers are walked too, and what they reach is reported at the user call
+// that leads into them. Callables passed to a function that invokes them
+// while capturing are reached from every call that passes them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_ANALYSIS_CAPTUREANALYSIS_H
+#define CUDAGRAPH_ANALYSIS_CAPTUREANALYSIS_H
+
+#include "CaptureApis.h"
+#include "FunctionFlow.h"
+#include "UserCode.h"
+#include "llvm/ADT/DenseMap.h"
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+namespace cudagraph {
+
+/// Options shared by every check.
+struct CaptureOptions {
+  std::string BeginFunctions;    // extra begin functions (globs)
+  std::string EndFunctions;      // extra end functions (globs)
+  std::string CapturedFunctions; // functions whose whole body runs captured
+  std::string StatusFunctions;   // functions returning true while capturing
+  std::string LibraryHeaderRegex;
+
+  std::string key() const {
+    return BeginFunctions + '\n' + EndFunctions + '\n' + CapturedFunctions +
+           '\n' + StatusFunctions + '\n' + LibraryHeaderRegex;
+  }
+};
+
+/// How a function came to run under capture: called at Site from the
+/// function of Parent (or from the region of Root when Parent is null).
+struct Reach {
+  const FunctionDecl *Function = nullptr;
+  CallSite Site;
+  const Reach *Parent = nullptr;
+  const RegionRoot *Root = nullptr;
+  ModeSet Modes = AnyMode;
+  bool InLibrary = false; // an entry into library code (Function)
+  /// Reached as a callable passed at Site to Invoker, which calls it while
+  /// capturing.
+  const FunctionDecl *Invoker = nullptr;
+};
+
+/// Under which capture a statement runs.
+struct CaptureContext {
+  const RegionRoot *Root = nullptr;
+  ModeSet Modes = AnyMode;
+  /// The reach of the function containing the statement; null when the
+  /// statement is in the root's own function.
+  const Reach *Chain = nullptr;
+  /// A capture-status test says the tested stream is not capturing.
+  bool StreamGuarded = false;
+};
+
+/// A call that runs under capture.
+struct CapturedSite {
+  CallSite Site;
+  CaptureContext Ctx;
+  /// The user function whose call this is, or that calls into the library
+  /// code holding it.
+  const FunctionDecl *Function = nullptr;
+};
+
+/// A function body, or part of it, that runs under capture.
+struct CapturedScope {
+  const FunctionDecl *Function = nullptr;
+  const Reach *Context = nullptr; // null: the function holds the region
+  const FunctionFlow *Flow = nullptr;
+  /// The capture open at entry (for reached functions) and its modes.
+  const RegionRoot *EntryRoot = nullptr;
+  ModeSet EntryModes = 0;
+
+  /// The context of a state of this scope's flow.
+  CaptureContext resolve(const CaptureState &State) const;
+
+  /// The capture \p S runs under, or nullopt when it runs outside capture.
+  std::optional<CaptureContext> contextOf(const Stmt *S) const;
+};
+
+/// A return that leaves a capture of its function open.
+struct OpenReturn {
+  const FunctionDecl *Function;
+  const Stmt *Return;
+  const RegionRoot *Root;
+};
+
+class CaptureAnalysis {
+public:
+  /// The analysis of \p Ctx's translation unit, computed on first use.
+  static CaptureAnalysis &get(ASTContext &Ctx, const CaptureOptions &Opts);
+  /// Drops the cached analysis (at the end of each translation unit).
+  static void reset();
+  ~CaptureAnalysis();
+
+  llvm::ArrayRef<CapturedSite> sites() const { return Sites; }
+  llvm::ArrayRef<CapturedScope> scopes() const { return Scopes; }
+  llvm::ArrayRef<OpenReturn> openReturns() const { return OpenReturns; }
+
+  /// The capture \p S (a statement of \p FD) runs under, in any context FD
+  /// is analyzed in; nullopt when it never runs under capture.
+  std::optional<CaptureContext> contextOf(const FunctionDecl *FD,
+                                          const Stmt *S) const;
+
+  ASTContext &context() const { return Ctx; }
+  CodeClassifier &code() { return Code; }
+  FlowEngine &flows() { return *Flows; }
+  bool isUserLocation(SourceLocation Loc) const {
+    return Code.isUserLocation(Loc);
+  }
+  SourceLocation visibleLoc(SourceLocation Loc) const {
+    return Code.visibleLoc(Loc);
+  }
+  llvm::StringRef nameOf(const FunctionDecl *FD) { return Code.nameOf(FD); }
+  /// Whether \p FD works with libtorch (at::, c10::, torch:: names), so
+  /// advice is given in its terms.
+  bool isLibtorchCode(const FunctionDecl *FD);
+
+private:
+  CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts);
+  void run();
+  void addScope(const CapturedScope &Scope);
+  void addSite(const CallSite &Site, const CaptureContext &Ctx,
+               const FunctionDecl *Function);
+  void reach(const FunctionDecl *Def, const CallSite &Site,
+             const CaptureContext &Ctx, const FunctionDecl *Invoker = nullptr);
+  void reachPassedCallables();
+  struct LibrarySite {
+    CallSite Site;
+    bool StreamGuarded;
+  };
+  /// Every call inside the library code that \p Def (a library function)
+  /// reaches, following library callees up to a depth limit.
+  llvm::ArrayRef<LibrarySite> librarySites(const FunctionDecl *Def);
+
+  ASTContext &Ctx;
+  CodeClassifier Code;
+  CaptureApis Apis;
+  std::unique_ptr<FlowEngine> Flows;
+  NamePatterns CapturedPatterns;
+  llvm::DenseMap<const FunctionDecl *, bool> LibtorchCache;
+
+  std::vector<const FunctionDecl *> UserFunctions;
+  std::deque<Reach> Reaches;
+  std::deque<RegionRoot> ListedRoots;
+  llvm::DenseMap<std::pair<const FunctionDecl *, ModeSet>, const Reach *>
+      Reached;
+  std::deque<const Reach *> Worklist;
+  /// Functions that invoke a parameter while capturing, and the context.
+  struct ParamInvocation {
+    const FunctionDecl *Function;
+    unsigned Param;
+    CaptureContext Ctx;
+  };
+  std::vector<ParamInvocation> ParamInvocations;
+  llvm::DenseMap<const FunctionDecl *, std::vector<LibrarySite>> LibraryCache;
+  std::vector<CapturedSite> Sites;
+  std::vector<CapturedScope> Scopes;
+  std::vector<OpenReturn> OpenReturns;
+  llvm::DenseMap<const FunctionDecl *, std::vector<unsigned>> ScopesByFunction;
+};
+
+} // namespace cudagraph
+} // namespace clang
+
+#endif // CUDAGRAPH_ANALYSIS_CAPTUREANALYSIS_H

@@ -1,0 +1,272 @@
+//===--- CaptureApis.cpp - cudagraph analysis -----------------------------===//
+
+#include "CaptureApis.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/Analysis/Analyses/ExprMutationAnalyzer.h"
+
+namespace clang::cudagraph {
+
+//===----------------------------------------------------------------------===//
+// Begin and end APIs
+//===----------------------------------------------------------------------===//
+
+CaptureApis::CaptureApis(llvm::StringRef Begin, llvm::StringRef End,
+                         llvm::StringRef Status)
+    : ExtraBegin(Begin), ExtraEnd(End), StatusFunctions(Status),
+      HasExtra(!ExtraBegin.empty() || !ExtraEnd.empty()) {
+  constexpr CaptureEvent Begin_ = CaptureEvent::Begin;
+  constexpr CaptureEvent End_ = CaptureEvent::End;
+  (void)Begin_;
+  (void)End_;
+#define CUDAGRAPH_CAPTURE(Role, Names, ModeArg)                                \
+  Apis.push_back({Role##_, NamePatterns(Names), ModeArg});
+#include "Hazards.def"
+}
+
+CaptureEvent CaptureApis::eventOf(const FunctionDecl *FD,
+                                  llvm::StringRef Name) const {
+  if (!FD)
+    return CaptureEvent::None;
+  // Cheap filter before matching: every built-in API names a capture.
+  if (!HasExtra) {
+    const IdentifierInfo *II = FD->getIdentifier();
+    if (!II || !II->getName().contains_insensitive("capture"))
+      return CaptureEvent::None;
+  }
+  for (const Api &A : Apis)
+    if (A.Names.matches(Name))
+      return A.Event;
+  if (ExtraBegin.matches(Name))
+    return CaptureEvent::Begin;
+  if (ExtraEnd.matches(Name))
+    return CaptureEvent::End;
+  return CaptureEvent::None;
+}
+
+ModeSet CaptureApis::beginModes(const CallExpr *Call, llvm::StringRef Name,
+                                const ASTContext &Ctx) const {
+  int ModeArg = -1;
+  for (const Api &A : Apis)
+    if (A.Event == CaptureEvent::Begin && A.Names.matches(Name))
+      ModeArg = A.ModeArg;
+  if (!Call || ModeArg < 0)
+    return AnyMode;
+  if (static_cast<unsigned>(ModeArg) >= Call->getNumArgs())
+    return ModeGlobal; // libtorch's default
+  const Expr *Arg = Call->getArg(ModeArg);
+  if (Arg->isValueDependent())
+    return AnyMode;
+  Expr::EvalResult Result;
+  if (!Arg->EvaluateAsInt(Result, Ctx))
+    return AnyMode;
+  switch (Result.Val.getInt().getExtValue()) {
+  case 0:
+    return ModeGlobal;
+  case 1:
+    return ModeThreadLocal;
+  case 2:
+    return ModeRelaxed;
+  default:
+    return AnyMode;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Capture-status tests
+//===----------------------------------------------------------------------===//
+
+CaptureTest flip(CaptureTest T) {
+  switch (T) {
+  case CaptureTest::TrueWhenCapturing:
+    return CaptureTest::TrueWhenNotCapturing;
+  case CaptureTest::TrueWhenNotCapturing:
+    return CaptureTest::TrueWhenCapturing;
+  case CaptureTest::Unknown:
+    break;
+  }
+  return CaptureTest::Unknown;
+}
+
+static bool isStatusEnum(QualType T) {
+  const auto *ET = T.getNonReferenceType()->getAs<EnumType>();
+  if (!ET)
+    return false;
+  StringRef Name = ET->getDecl()->getName();
+  return Name.contains("CaptureStatus") || Name == "CUstreamCaptureStatus_enum";
+}
+
+/// +1 for a "not capturing" status constant (cudaStreamCaptureStatusNone,
+/// CaptureStatus::None), -1 for a "capturing" one (...Active), 0 otherwise.
+static int statusConstant(const Expr *E) {
+  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+  const auto *EC = DRE ? dyn_cast<EnumConstantDecl>(DRE->getDecl()) : nullptr;
+  if (!EC)
+    return 0;
+  StringRef Name = EC->getName();
+  const auto *Enum = dyn_cast<EnumDecl>(EC->getDeclContext());
+  bool StatusEnum = Enum && (Enum->getName().contains("CaptureStatus") ||
+                             Enum->getName() == "CUstreamCaptureStatus_enum");
+  if (Name == "cudaStreamCaptureStatusNone" ||
+      Name == "CU_STREAM_CAPTURE_STATUS_NONE" || (StatusEnum && Name == "None"))
+    return 1;
+  if (Name == "cudaStreamCaptureStatusActive" ||
+      Name == "CU_STREAM_CAPTURE_STATUS_ACTIVE" ||
+      (StatusEnum && Name == "Active"))
+    return -1;
+  return 0;
+}
+
+/// Names that say "capturing": is_capturing, isCapturing, capturing_.
+static bool namesCapturing(StringRef Name) {
+  Name = Name.trim('_');
+  return Name.contains_insensitive("is_capturing") ||
+         Name.contains_insensitive("iscapturing") ||
+         Name.contains_insensitive("is_graph_capturing") ||
+         Name.contains_insensitive("isgraphcapturing") ||
+         Name.contains_insensitive("is_stream_capturing") ||
+         Name.contains_insensitive("isstreamcapturing") ||
+         Name.equals_insensitive("capturing") ||
+         Name.equals_insensitive("in_capture") ||
+         Name.equals_insensitive("graph_capturing");
+}
+
+static CaptureTest comparison(const Expr *L, const Expr *R, bool IsEq) {
+  int Status = statusConstant(L) + statusConstant(R);
+  if (Status == 0)
+    return CaptureTest::Unknown;
+  bool TrueWhenNot = (Status > 0) == IsEq;
+  return TrueWhenNot ? CaptureTest::TrueWhenNotCapturing
+                     : CaptureTest::TrueWhenCapturing;
+}
+
+CaptureTest CaptureTestClassifier::classify(const Expr *Cond, const Stmt *Body,
+                                            unsigned Depth) {
+  if (!Cond || Depth > 4)
+    return CaptureTest::Unknown;
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
+      UO && UO->getOpcode() == UO_LNot)
+    return flip(classify(UO->getSubExpr(), Body, Depth + 1));
+  if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
+    if (BO->getOpcode() == BO_EQ || BO->getOpcode() == BO_NE)
+      return comparison(BO->getLHS(), BO->getRHS(),
+                        BO->getOpcode() == BO_EQ);
+    if (BO->getOpcode() == BO_LAnd) {
+      // `a && b` is true only when both are: enough to know the true edge.
+      CaptureTest L = classify(BO->getLHS(), Body, Depth + 1);
+      if (L == CaptureTest::Unknown)
+        L = classify(BO->getRHS(), Body, Depth + 1);
+      return L;
+    }
+    return CaptureTest::Unknown;
+  }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Cond);
+      Op && Op->getNumArgs() == 2 &&
+      (Op->getOperator() == OO_EqualEqual ||
+       Op->getOperator() == OO_ExclaimEqual))
+    return comparison(Op->getArg(0), Op->getArg(1),
+                      Op->getOperator() == OO_EqualEqual);
+  // A status used as a boolean: non-zero means capturing (or invalidated).
+  if (isStatusEnum(Cond->getType()))
+    return CaptureTest::TrueWhenCapturing;
+  if (const auto *Call = dyn_cast<CallExpr>(Cond)) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (!FD)
+      return CaptureTest::Unknown;
+    if (Apis.isStatusFunction(Code.nameOf(FD)))
+      return CaptureTest::TrueWhenCapturing;
+    if (FD->getIdentifier() && namesCapturing(FD->getName()) &&
+        FD->getReturnType()->isBooleanType())
+      return CaptureTest::TrueWhenCapturing;
+    return ReturnedTest(FD);
+  }
+  if (const auto *ME = dyn_cast<MemberExpr>(Cond)) {
+    if (ME->getMemberDecl()->getIdentifier() &&
+        namesCapturing(ME->getMemberDecl()->getName()))
+      return CaptureTest::TrueWhenCapturing;
+    return CaptureTest::Unknown;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Cond)) {
+    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+    if (!VD)
+      return CaptureTest::Unknown;
+    // A local that holds a test: `bool live = st != None; if (live) ...`.
+    if (VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) && VD->getInit() &&
+        Body) {
+      CaptureTest T = classify(VD->getInit(), Body, Depth + 1);
+      if (T != CaptureTest::Unknown &&
+          !ExprMutationAnalyzer(*Body, Ctx).isMutated(VD))
+        return T;
+    }
+    if (VD->getIdentifier() && namesCapturing(VD->getName()) &&
+        VD->getType()->isBooleanType())
+      return CaptureTest::TrueWhenCapturing;
+  }
+  return CaptureTest::Unknown;
+}
+
+//===----------------------------------------------------------------------===//
+// Guard facts
+//===----------------------------------------------------------------------===//
+
+/// Whether evaluating \p E twice gives the same value when nothing else
+/// changes: no assignments, increments or calls other than const methods.
+static bool isStable(const Stmt *S) {
+  if (!S)
+    return true;
+  if (const auto *UO = dyn_cast<UnaryOperator>(S))
+    if (UO->isIncrementDecrementOp())
+      return false;
+  if (const auto *BO = dyn_cast<BinaryOperator>(S))
+    if (BO->isAssignmentOp())
+      return false;
+  if (isa<CXXOperatorCallExpr>(S)) {
+    // Comparisons of stable operands (enum classes, optional) are stable.
+    const auto *Op = cast<CXXOperatorCallExpr>(S);
+    if (!Op->isComparisonOp() && Op->getOperator() != OO_Exclaim &&
+        Op->getOperator() != OO_Arrow)
+      return false;
+  } else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
+    const CXXMethodDecl *M = MC->getMethodDecl();
+    if (!M || !M->isConst())
+      return false;
+  } else if (isa<CallExpr>(S) || isa<LambdaExpr>(S) || isa<CXXNewExpr>(S) ||
+             isa<CXXDeleteExpr>(S) || isa<CXXThrowExpr>(S) ||
+             isa<StmtExpr>(S)) {
+    return false;
+  }
+  for (const Stmt *Child : S->children())
+    if (!isStable(Child))
+      return false;
+  return true;
+}
+
+void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
+                llvm::SmallVectorImpl<GuardFact> &Out) {
+  if (!Cond)
+    return;
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
+      UO && UO->getOpcode() == UO_LNot)
+    return guardFacts(UO->getSubExpr(), !Value, Ctx, Out);
+  if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
+    if ((BO->getOpcode() == BO_LAnd && Value) ||
+        (BO->getOpcode() == BO_LOr && !Value)) {
+      guardFacts(BO->getLHS(), Value, Ctx, Out);
+      guardFacts(BO->getRHS(), Value, Ctx, Out);
+      return;
+    }
+    if (BO->getOpcode() == BO_LAnd || BO->getOpcode() == BO_LOr)
+      return; // nothing is known of either side
+  }
+  if (Cond->getType().isNull() || !isStable(Cond))
+    return;
+  GuardFact F;
+  Cond->Profile(F.Atom, Ctx, /*Canonical=*/true);
+  F.Value = Value;
+  Out.push_back(std::move(F));
+}
+
+} // namespace clang::cudagraph

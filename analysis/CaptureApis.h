@@ -1,0 +1,96 @@
+//===--- CaptureApis.h - cudagraph analysis ---------------------*- C++ -*-===//
+//
+// What single expressions say about capture, before any control flow: which
+// calls begin or end it (and in which mode), which conditions test whether a
+// stream is capturing, and which conditions are stable enough that a begin
+// and an end guarded by the same one are taken together.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_ANALYSIS_CAPTUREAPIS_H
+#define CUDAGRAPH_ANALYSIS_CAPTUREAPIS_H
+
+#include "HazardCatalog.h"
+#include "UserCode.h"
+#include "clang/AST/Expr.h"
+#include "llvm/ADT/FoldingSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include <optional>
+
+namespace clang {
+class ASTContext;
+namespace cudagraph {
+
+enum class CaptureEvent { None, Begin, End };
+
+/// The begin and end APIs of the catalog plus the user's additions.
+class CaptureApis {
+public:
+  CaptureApis(llvm::StringRef ExtraBegin, llvm::StringRef ExtraEnd,
+              llvm::StringRef StatusFunctions);
+
+  /// The event a call of \p FD (named \p Name) is, by API name alone.
+  CaptureEvent eventOf(const FunctionDecl *FD, llvm::StringRef Name) const;
+  /// The modes a begin call may capture in: its mode argument's constant
+  /// value, or every mode when that is not a constant.
+  ModeSet beginModes(const CallExpr *Call, llvm::StringRef Name,
+                     const ASTContext &Ctx) const;
+  /// A user-listed function whose true result means "capturing".
+  bool isStatusFunction(llvm::StringRef Name) const {
+    return StatusFunctions.matches(Name);
+  }
+
+private:
+  struct Api {
+    CaptureEvent Event;
+    NamePatterns Names;
+    int ModeArg;
+  };
+  std::vector<Api> Apis;
+  NamePatterns ExtraBegin, ExtraEnd, StatusFunctions;
+  bool HasExtra;
+};
+
+/// What a condition says about capture.
+enum class CaptureTest { Unknown, TrueWhenCapturing, TrueWhenNotCapturing };
+
+/// Classifies conditions: `status == cudaStreamCaptureStatusNone`,
+/// `st != CaptureStatus::None`, a status value used as a boolean,
+/// `is_capturing()`, a local that holds such a test, and calls of functions
+/// whose result is one (\p ReturnedTest answers for a callee).
+class CaptureTestClassifier {
+public:
+  using ReturnedTestFn = llvm::function_ref<CaptureTest(const FunctionDecl *)>;
+  CaptureTestClassifier(const CaptureApis &Apis, CodeClassifier &Code,
+                        ASTContext &Ctx, ReturnedTestFn ReturnedTest)
+      : Apis(Apis), Code(Code), Ctx(Ctx), ReturnedTest(ReturnedTest) {}
+
+  /// \p Body: the function holding \p Cond (locals are followed only when
+  /// they are never modified there).
+  CaptureTest classify(const Expr *Cond, const Stmt *Body, unsigned Depth = 0);
+
+private:
+  const CaptureApis &Apis;
+  CodeClassifier &Code;
+  ASTContext &Ctx;
+  ReturnedTestFn ReturnedTest;
+};
+
+CaptureTest flip(CaptureTest T);
+
+/// One atom of a guard condition and the value it has on a path.
+struct GuardFact {
+  llvm::FoldingSetNodeID Atom;
+  bool Value = true;
+};
+
+/// The facts that hold when \p Cond evaluates to \p Value: `a && b` true
+/// gives both, `!a` flips, `a || b` false gives both. Only atoms without side
+/// effects (variables, members, comparisons, const methods) are kept.
+void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
+                llvm::SmallVectorImpl<GuardFact> &Out);
+
+} // namespace cudagraph
+} // namespace clang
+
+#endif // CUDAGRAPH_ANALYSIS_CAPTUREAPIS_H

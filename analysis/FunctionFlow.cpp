@@ -1,0 +1,562 @@
+//===--- FunctionFlow.cpp - cudagraph analysis ----------------------------===//
+
+#include "FunctionFlow.h"
+#include "ForwardAnalysis.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Analysis/CFG.h"
+#include "clang/Basic/SourceManager.h"
+
+namespace clang::cudagraph {
+
+//===----------------------------------------------------------------------===//
+// The state lattice
+//===----------------------------------------------------------------------===//
+
+bool CaptureState::join(const CaptureState &Other) {
+  bool Guarded = (Roots.empty() || StreamGuarded) &&
+                 (Other.Roots.empty() || Other.StreamGuarded);
+  llvm::SmallVector<const RegionRoot *, 2> Merged;
+  std::set_union(Roots.begin(), Roots.end(), Other.Roots.begin(),
+                 Other.Roots.end(), std::back_inserter(Merged));
+  if (Merged.empty())
+    Guarded = false;
+  bool Changed = Merged != Roots || Guarded != StreamGuarded;
+  Roots = std::move(Merged);
+  StreamGuarded = Guarded;
+  return Changed;
+}
+
+const CaptureState *FunctionFlow::stateAt(const Stmt *S) const {
+  if (Whole)
+    return &Entry;
+  auto It = States.find(S);
+  return It == States.end() ? nullptr : &It->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Engine: calls, events, summaries
+//===----------------------------------------------------------------------===//
+
+FlowEngine::FlowEngine(ASTContext &Ctx, CodeClassifier &Code,
+                       const CaptureApis &Apis)
+    : Ctx(Ctx), Code(Code), Apis(Apis), Tests(Apis, Code, Ctx, Thunk) {
+  EntryRootObject.K = RegionRoot::Kind::Entry;
+}
+
+FlowEngine::~FlowEngine() = default;
+
+llvm::ArrayRef<CallSite> FlowEngine::callsIn(const FunctionDecl *FD) {
+  auto It = CallsCache.find(FD);
+  if (It != CallsCache.end())
+    return It->second;
+  std::vector<CallSite> Calls = collectCalls(FD);
+  for (CallSite &Site : Calls)
+    Site.Loc = Code.visibleLoc(Site.Loc);
+  return CallsCache[FD] = std::move(Calls);
+}
+
+CaptureEvent FlowEngine::eventOf(const FunctionDecl *Callee) {
+  if (!Callee)
+    return CaptureEvent::None;
+  CaptureEvent E = Apis.eventOf(Callee, Code.nameOf(Callee));
+  if (E != CaptureEvent::None)
+    return E;
+  const FunctionDecl *Def = definitionOf(Callee);
+  if (!Def || !Code.isUserLocation(Def->getLocation()) || !hasEvents(Def))
+    return CaptureEvent::None;
+  return summary(Def).Event;
+}
+
+bool FlowEngine::hasEvents(const FunctionDecl *FD) {
+  auto [It, Inserted] = EventsCache.try_emplace(FD, Tri::InProgress);
+  if (!Inserted)
+    return It->second == Tri::Yes;
+  bool Found = false;
+  for (const CallSite &Site : callsIn(FD)) {
+    if (Apis.eventOf(Site.Callee, Site.Callee ? Code.nameOf(Site.Callee)
+                                              : llvm::StringRef()) !=
+        CaptureEvent::None) {
+      Found = true;
+      break;
+    }
+    const FunctionDecl *Def = definitionOf(Site.Callee);
+    if (Def && Def != FD && Code.isUserLocation(Def->getLocation()) &&
+        hasEvents(Def)) {
+      Found = true;
+      break;
+    }
+  }
+  EventsCache[FD] = Found ? Tri::Yes : Tri::No;
+  return Found;
+}
+
+/// Calls \p Fn on every statement of \p S, not descending into lambdas.
+static void forEachStmt(const Stmt *S,
+                        llvm::function_ref<void(const Stmt *)> Fn) {
+  if (!S)
+    return;
+  Fn(S);
+  if (isa<LambdaExpr>(S))
+    return;
+  for (const Stmt *Child : S->children())
+    forEachStmt(Child, Fn);
+}
+
+/// The condition a branch statement tests.
+static const Expr *conditionOf(const Stmt *S) {
+  if (const auto *If = dyn_cast<IfStmt>(S))
+    return If->getCond();
+  if (const auto *W = dyn_cast<WhileStmt>(S))
+    return W->getCond();
+  if (const auto *F = dyn_cast<ForStmt>(S))
+    return F->getCond();
+  if (const auto *D = dyn_cast<DoStmt>(S))
+    return D->getCond();
+  if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S))
+    return CO->getCond();
+  if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isLogicalOp())
+    return BO->getLHS();
+  return nullptr;
+}
+
+bool FlowEngine::hasCaptureTests(const FunctionDecl *FD) {
+  auto [It, Inserted] = TestsCache.try_emplace(FD, Tri::InProgress);
+  if (!Inserted)
+    return It->second == Tri::Yes;
+  bool Found = false;
+  const Stmt *Body = FD->getBody();
+  forEachStmt(Body, [&](const Stmt *S) {
+    if (Found)
+      return;
+    if (const Expr *Cond = conditionOf(S))
+      Found = Tests.classify(Cond, Body) != CaptureTest::Unknown;
+  });
+  TestsCache[FD] = Found ? Tri::Yes : Tri::No;
+  return Found;
+}
+
+CaptureTest FlowEngine::returnedTest(const FunctionDecl *FD) {
+  const FunctionDecl *Def = definitionOf(FD);
+  if (!Def || Def->getReturnType()->isVoidType())
+    return CaptureTest::Unknown;
+  auto [It, Inserted] = ReturnedTestCache.try_emplace(Def, CaptureTest::Unknown);
+  if (!Inserted)
+    return It->second; // known, or in progress
+  std::optional<CaptureTest> Result;
+  bool Mixed = false;
+  const Stmt *Body = Def->getBody();
+  forEachStmt(Body, [&](const Stmt *S) {
+    const auto *Ret = dyn_cast<ReturnStmt>(S);
+    if (!Ret || !Ret->getRetValue() || Mixed)
+      return;
+    CaptureTest T = Tests.classify(Ret->getRetValue(), Body);
+    if (Result && *Result != T)
+      Mixed = true;
+    Result = T;
+  });
+  CaptureTest T = Mixed || !Result ? CaptureTest::Unknown : *Result;
+  ReturnedTestCache[Def] = T;
+  return T;
+}
+
+const FunctionSummary &FlowEngine::summary(const FunctionDecl *Def) {
+  auto It = SummaryCache.find(Def);
+  if (It != SummaryCache.end())
+    return It->second; // computed, or in progress (recursion: neutral)
+  SummaryCache[Def] = FunctionSummary();
+  FunctionSummary S;
+  if (hasEvents(Def)) {
+    const FunctionFlow &F = flow(Def, /*EntryCapturing=*/false);
+    if (F.HasBegin && !F.HasEnd && F.Exit.capturing()) {
+      S.Event = CaptureEvent::Begin;
+      for (const RegionRoot *R : F.Exit.Roots)
+        S.Modes |= R->Modes;
+      // A guard returned by value whose callable ends the capture.
+      forEachStmt(Def->getBody(), [&](const Stmt *St) {
+        const auto *Ret = dyn_cast<ReturnStmt>(St);
+        if (!Ret || S.ReturnedObjectEnds)
+          return;
+        forEachStmt(Ret->getRetValue(), [&](const Stmt *Inner) {
+          if (const auto *L = dyn_cast<LambdaExpr>(Inner))
+            if (const FunctionDecl *Op = definitionOf(L->getCallOperator()))
+              S.ReturnedObjectEnds |= hasEvents(Op) &&
+                                      summary(Op).Event == CaptureEvent::End;
+        });
+      });
+    } else if (F.HasEnd && !F.HasBegin) {
+      S.Event = CaptureEvent::End;
+    }
+  }
+  return SummaryCache[Def] = S;
+}
+
+bool FlowEngine::endsThroughHolder(const VarDecl *VD) {
+  auto [It, Inserted] = HolderCache.try_emplace(VD, false);
+  if (!Inserted)
+    return It->second;
+  bool Ends = false;
+  const Expr *Init = VD->getInit();
+  if (Init && VD->hasLocalStorage()) {
+    Init = Init->IgnoreImplicit();
+    if (const auto *Cleanup = dyn_cast<ExprWithCleanups>(Init))
+      Init = Cleanup->getSubExpr()->IgnoreImplicit();
+    // `auto guard = begin_guarded(s);`: the returned object ends it.
+    if (const auto *Call = dyn_cast<CallExpr>(Init->IgnoreParenImpCasts()))
+      if (const FunctionDecl *Def = definitionOf(Call->getDirectCallee()))
+        Ends = Code.isUserLocation(Def->getLocation()) && hasEvents(Def) &&
+               summary(Def).ReturnedObjectEnds;
+    // `ScopeExit guard([&] { end(s); });`: the object holds the callable.
+    if (!Ends && destructorOf(VD->getType())) {
+      std::vector<CallSite> Sites;
+      forEachStmt(Init, [&](const Stmt *S) {
+        if (isa<CallExpr>(S) || isa<CXXConstructExpr>(S))
+          appendCallSites(S, S->getBeginLoc(), Sites);
+      });
+      for (const CallSite &Site : Sites)
+        if (Site.K == CallSite::Kind::Callable)
+          if (const FunctionDecl *Def = definitionOf(Site.Callee))
+            Ends |= Code.isUserLocation(Def->getLocation()) &&
+                    hasEvents(Def) && summary(Def).Event == CaptureEvent::End;
+    }
+  }
+  HolderCache[VD] = Ends;
+  return Ends;
+}
+
+/// The facts of the if-conditions around \p Target in \p Body.
+static bool enclosingGuards(const Stmt *S, const Stmt *Target,
+                            const ASTContext &Ctx,
+                            llvm::SmallVectorImpl<GuardFact> &Out) {
+  if (!S)
+    return false;
+  if (S == Target)
+    return true;
+  if (isa<LambdaExpr>(S))
+    return false;
+  if (const auto *If = dyn_cast<IfStmt>(S)) {
+    size_t Mark = Out.size();
+    guardFacts(If->getCond(), true, Ctx, Out);
+    if (enclosingGuards(If->getThen(), Target, Ctx, Out))
+      return true;
+    Out.resize(Mark);
+    guardFacts(If->getCond(), false, Ctx, Out);
+    if (enclosingGuards(If->getElse(), Target, Ctx, Out))
+      return true;
+    Out.resize(Mark);
+    return enclosingGuards(If->getCond(), Target, Ctx, Out) ||
+           enclosingGuards(If->getInit(), Target, Ctx, Out) ||
+           enclosingGuards(If->getConditionVariableDeclStmt(), Target, Ctx,
+                           Out);
+  }
+  for (const Stmt *Child : S->children())
+    if (enclosingGuards(Child, Target, Ctx, Out))
+      return true;
+  return false;
+}
+
+const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
+                                      const FunctionDecl *Callee,
+                                      SourceLocation Loc) {
+  if (const RegionRoot *Known = RootsByBegin.lookup(S))
+    return Known;
+  RegionRoot &R = Roots.emplace_back();
+  R.Loc = Code.visibleLoc(Loc);
+  R.Owner = Owner;
+  llvm::StringRef Name = Code.nameOf(Callee);
+  if (Apis.eventOf(Callee, Name) == CaptureEvent::Begin) {
+    R.K = RegionRoot::Kind::BeginApi;
+    R.Modes = Apis.beginModes(dyn_cast<CallExpr>(S), Name, Ctx);
+  } else {
+    R.K = isa<CXXConstructorDecl>(Callee) ? RegionRoot::Kind::GuardObject
+                                          : RegionRoot::Kind::Wrapper;
+    R.Via = Callee;
+    const FunctionDecl *Def = definitionOf(Callee);
+    R.Modes = Def ? summary(Def).Modes : AnyMode;
+    if (!R.Modes)
+      R.Modes = AnyMode;
+  }
+  enclosingGuards(Owner->getBody(), S, Ctx, R.Guards);
+  RootsByBegin[S] = &R;
+  return &R;
+}
+
+//===----------------------------------------------------------------------===//
+// The flow of one function
+//===----------------------------------------------------------------------===//
+
+static std::unique_ptr<CFG> buildCFG(const FunctionDecl *FD, ASTContext &Ctx) {
+  CFG::BuildOptions Options;
+  Options.AddImplicitDtors = true;
+  Options.AddTemporaryDtors = true;
+  Options.AddInitializers = true;
+  Options.setAllAlwaysAdd();
+  return CFG::buildCFG(FD, FD->getBody(), &Ctx, Options);
+}
+
+/// What a two-way branch at the end of \p B really tests: for `if (a && b)`
+/// the block of `b` branches on `b`, not on the whole condition.
+static const Expr *effectiveCondition(const CFGBlock &B) {
+  const Stmt *T = B.getTerminatorStmt();
+  if (!T || B.succ_size() != 2)
+    return nullptr;
+  const auto *Cond = dyn_cast_or_null<Expr>(B.getTerminatorCondition());
+  if (!Cond || isa<BinaryOperator>(T))
+    return Cond; // `a && b` as terminator: the block tests `a`
+  while (const auto *BO = dyn_cast<BinaryOperator>(Cond->IgnoreParens())) {
+    if (!BO->isLogicalOp())
+      break;
+    Cond = BO->getRHS();
+  }
+  return Cond;
+}
+
+/// Paths that end the program or throw do not return to the caller with a
+/// capture open: `exit(1)` in an error check after a begin call does not
+/// make the function leave a capture open.
+static bool abandonsFunction(const CFGBlock &B) {
+  if (B.hasNoReturnElement())
+    return true;
+  for (auto It = B.rbegin(), E = B.rend(); It != E; ++It)
+    if (auto S = It->getAs<CFGStmt>())
+      return isa<CXXThrowExpr>(S->getStmt());
+  return false;
+}
+
+/// The parameter a call invokes: `fn()` for a function pointer or reference
+/// parameter, `fn()` on a std::function parameter.
+static const ParmVarDecl *invokedParam(const CallExpr *Call) {
+  const Expr *Target = nullptr;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
+    if (Op->getOperator() == OO_Call && Op->getNumArgs() > 0)
+      Target = Op->getArg(0);
+  } else if (!Call->getDirectCallee()) {
+    Target = Call->getCallee();
+  }
+  if (!Target)
+    return nullptr;
+  Target = Target->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Target);
+      UO && UO->getOpcode() == UO_Deref)
+    Target = UO->getSubExpr()->IgnoreParenImpCasts();
+  const auto *DRE = dyn_cast<DeclRefExpr>(Target);
+  return DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
+}
+
+class FlowEngine::Builder {
+public:
+  Builder(FlowEngine &E, FunctionFlow &F, const CFG &Cfg)
+      : E(E), F(F), Cfg(Cfg), Body(F.Function->getBody()),
+        Branches(Cfg.getNumBlockIDs()) {
+    for (const CFGBlock *B : Cfg) {
+      BranchInfo &Info = Branches[B->getBlockID()];
+      Info.Cond = effectiveCondition(*B);
+      if (!Info.Cond)
+        continue;
+      Info.Test = E.Tests.classify(Info.Cond, Body);
+      guardFacts(Info.Cond, true, E.Ctx, Info.WhenTrue);
+      guardFacts(Info.Cond, false, E.Ctx, Info.WhenFalse);
+    }
+  }
+
+  void run() {
+    auto In = solveForward<CaptureState>(
+        Cfg, F.Entry,
+        [&](const CFGBlock &B, const CaptureState &S) {
+          return transfer(B, S, /*Record=*/false);
+        },
+        [&](const CFGBlock &From, const CFGBlock &To, unsigned Succ,
+            const CaptureState &Out) { return edge(From, To, Succ, Out); });
+    for (const CFGBlock *B : Cfg)
+      if (const std::optional<CaptureState> &S = In[B->getBlockID()])
+        transfer(*B, *S, /*Record=*/true);
+    if (const std::optional<CaptureState> &Exit =
+            In[Cfg.getExit().getBlockID()])
+      F.Exit = *Exit;
+    keepOpenReturnsBeforeAnEnd();
+  }
+
+private:
+  struct BranchInfo {
+    const Expr *Cond = nullptr;
+    CaptureTest Test = CaptureTest::Unknown;
+    llvm::SmallVector<GuardFact, 2> WhenTrue, WhenFalse;
+  };
+
+  std::optional<CaptureState> edge(const CFGBlock &From, const CFGBlock &To,
+                                   unsigned Succ, const CaptureState &Out) {
+    if (&To == &Cfg.getExit() && abandonsFunction(From))
+      return std::nullopt;
+    const BranchInfo &Info = Branches[From.getBlockID()];
+    if (!Info.Cond || !Out.capturing() || Succ > 1)
+      return Out;
+    const CFGBlock *Other = (From.succ_begin() + (1 - Succ))->getReachableBlock();
+    if (Other == &To)
+      return Out; // both edges lead here: nothing is learned
+    bool Value = Succ == 0;
+    CaptureState S = Out;
+    if (Info.Test != CaptureTest::Unknown &&
+        (Info.Test == CaptureTest::TrueWhenNotCapturing) == Value)
+      S.StreamGuarded = true;
+    const auto &Facts = Value ? Info.WhenTrue : Info.WhenFalse;
+    if (!Facts.empty())
+      llvm::erase_if(S.Roots, [&](const RegionRoot *R) {
+        return contradicts(*R, Facts);
+      });
+    if (S.Roots.empty())
+      S.StreamGuarded = false;
+    return S;
+  }
+
+  static bool contradicts(const RegionRoot &R,
+                          llvm::ArrayRef<GuardFact> Facts) {
+    for (const GuardFact &G : R.Guards)
+      for (const GuardFact &F : Facts)
+        if (G.Atom == F.Atom && G.Value != F.Value)
+          return true;
+    return false;
+  }
+
+  CaptureState transfer(const CFGBlock &B, CaptureState S, bool Record) {
+    const ReturnStmt *Return = nullptr;
+    for (const CFGElement &Elem : B) {
+      if (auto CS = Elem.getAs<CFGStmt>()) {
+        const Stmt *St = CS->getStmt();
+        if (Record)
+          F.States.try_emplace(St, S);
+        Return = dyn_cast<ReturnStmt>(St);
+        if (const auto *Call = dyn_cast<CallExpr>(St))
+          S = call(St, Call->getDirectCallee(), Call->getExprLoc(), S, Record);
+        else if (const auto *Ctor = dyn_cast<CXXConstructExpr>(St))
+          S = call(St, Ctor->getConstructor(), Ctor->getBeginLoc(), S, Record);
+      } else if (auto D = Elem.getAs<CFGAutomaticObjDtor>()) {
+        S = localDtor(D->getVarDecl(), D->getDestructorDecl(E.Ctx), S, Record);
+      }
+    }
+    if (Record) {
+      if (const Stmt *T = B.getTerminatorStmt())
+        F.States.try_emplace(T, S);
+      if (Return && S.capturing())
+        for (const RegionRoot *R : S.Roots)
+          if (R->K != RegionRoot::Kind::Entry)
+            OpenReturns.push_back({Return, R});
+    }
+    return S;
+  }
+
+  CaptureState call(const Stmt *St, const FunctionDecl *Callee,
+                    SourceLocation Loc, CaptureState S, bool Record) {
+    CaptureEvent Event = E.eventOf(Callee);
+    if (Event == CaptureEvent::Begin) {
+      F.HasBegin = true;
+      CaptureState Open;
+      Open.Roots.push_back(E.rootFor(St, F.Function, Callee, Loc));
+      return Open;
+    }
+    if (Record && S.capturing()) {
+      std::vector<CallSite> Sites;
+      appendCallSites(St, E.Code.visibleLoc(Loc), Sites);
+      for (CallSite &Site : Sites) {
+        if (Site.K == CallSite::Kind::Callable)
+          Site.Loc = E.Code.visibleLoc(Site.Loc);
+        F.Sites.push_back({Site, S});
+      }
+      if (const auto *Call = dyn_cast<CallExpr>(St))
+        if (const ParmVarDecl *P = invokedParam(Call))
+          F.ParamCalls.push_back(
+              {P->getFunctionScopeIndex(), E.Code.visibleLoc(Loc), S});
+    }
+    if (Event == CaptureEvent::End) {
+      F.HasEnd = true;
+      if (Record)
+        EndLocs.push_back(Loc);
+      return CaptureState();
+    }
+    return S;
+  }
+
+  CaptureState localDtor(const VarDecl *VD, const FunctionDecl *Dtor,
+                         CaptureState S, bool Record) {
+    CaptureEvent Event = E.eventOf(Dtor);
+    if (E.endsThroughHolder(VD))
+      Event = CaptureEvent::End;
+    if (Record && S.capturing() && Dtor &&
+        E.Code.isUserLocation(Dtor->getLocation())) {
+      CallSite Site{CallSite::Kind::LocalDtor, nullptr, VD->getLocation(),
+                    Dtor};
+      Site.Var = VD;
+      F.Sites.push_back({Site, S});
+    }
+    if (Event == CaptureEvent::End) {
+      F.HasEnd = true;
+      if (Record)
+        EndLocs.push_back(VD->getLocation());
+      return CaptureState();
+    }
+    return S;
+  }
+
+  /// An open return is an error path only when the function goes on to end
+  /// the capture later on: `if (err) return; ...; end(s);`.
+  void keepOpenReturnsBeforeAnEnd() {
+    const SourceManager &SM = E.Ctx.getSourceManager();
+    for (auto [Return, Root] : OpenReturns) {
+      SourceLocation At = SM.getExpansionLoc(Return->getBeginLoc());
+      bool EndsLater = llvm::any_of(EndLocs, [&](SourceLocation End) {
+        return SM.isBeforeInTranslationUnit(At, SM.getExpansionLoc(End));
+      });
+      bool Seen = llvm::any_of(F.OpenReturns, [&](const auto &P) {
+        return P.first == Return && P.second == Root;
+      });
+      if (EndsLater && !Seen)
+        F.OpenReturns.push_back({Return, Root});
+    }
+  }
+
+  FlowEngine &E;
+  FunctionFlow &F;
+  const CFG &Cfg;
+  const Stmt *Body;
+  std::vector<BranchInfo> Branches;
+  std::vector<std::pair<const Stmt *, const RegionRoot *>> OpenReturns;
+  std::vector<SourceLocation> EndLocs;
+};
+
+const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
+                                     bool EntryCapturing) {
+  auto Key = std::make_pair(Def, unsigned(EntryCapturing));
+  auto It = Flows.find(Key);
+  if (It != Flows.end())
+    return *It->second;
+  auto F = std::make_unique<FunctionFlow>();
+  FunctionFlow &Flow = *F;
+  Flows[Key] = std::move(F);
+  Flow.Function = Def;
+  if (EntryCapturing)
+    Flow.Entry.Roots.push_back(entryRoot());
+
+  bool NeedsCfg = hasEvents(Def) || hasCaptureTests(Def);
+  std::unique_ptr<CFG> Cfg = NeedsCfg ? buildCFG(Def, Ctx) : nullptr;
+  if (Cfg) {
+    Flow.Whole = false;
+    Builder(*this, Flow, *Cfg).run();
+    return Flow;
+  }
+  // No events and no tests: every call runs in the entry state.
+  Flow.Exit = Flow.Entry;
+  if (!EntryCapturing)
+    return Flow;
+  for (const CallSite &Site : callsIn(Def)) {
+    Flow.Sites.push_back({Site, Flow.Entry});
+    if (const CallExpr *Call = Site.call();
+        Call && Site.K == CallSite::Kind::Call)
+      if (const ParmVarDecl *P = invokedParam(Call))
+        Flow.ParamCalls.push_back(
+            {P->getFunctionScopeIndex(), Site.Loc, Flow.Entry});
+  }
+  return Flow;
+}
+
+} // namespace clang::cudagraph

@@ -1,0 +1,170 @@
+//===--- FunctionFlow.h - cudagraph analysis --------------------*- C++ -*-===//
+//
+// Per-function capture facts. For one function and an entry state (capture
+// open or not), a forward dataflow over the function's CFG gives the capture
+// state before every statement: begin calls (APIs, wrappers that leave a
+// capture open, guard objects) open a region, end calls close it; on CFG
+// edges, capture-status tests and conditions correlated with the begin's
+// guard refine the state. Function summaries (does it begin, end, return a
+// capture test) come from the same flow, so wrappers nest.
+//
+// Functions without events or capture tests get no CFG: every statement runs
+// in the entry state.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_ANALYSIS_FUNCTIONFLOW_H
+#define CUDAGRAPH_ANALYSIS_FUNCTIONFLOW_H
+
+#include "CallSites.h"
+#include "CaptureApis.h"
+#include "UserCode.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include <deque>
+#include <memory>
+
+namespace clang {
+class ASTContext;
+class CFG;
+class CFGBlock;
+namespace cudagraph {
+
+/// Where a capture region starts.
+struct RegionRoot {
+  enum class Kind {
+    BeginApi,    // cudaStreamBeginCapture, capture_begin, a listed function
+    Wrapper,     // a call of a function that leaves a capture open
+    GuardObject, // a constructor that begins capture
+    Listed,      // a function listed in CapturedFunctions runs captured
+    Entry        // the capture the caller has open (placeholder)
+  };
+  Kind K = Kind::BeginApi;
+  SourceLocation Loc;
+  const FunctionDecl *Owner = nullptr; // where the begin is
+  const FunctionDecl *Via = nullptr;   // the wrapper or guard constructor
+  ModeSet Modes = AnyMode;
+  /// Conditions the begin ran under: an edge contradicting one of them
+  /// cannot be on a path where this capture is open.
+  llvm::SmallVector<GuardFact, 1> Guards;
+};
+
+/// The capture state at a program point.
+struct CaptureState {
+  /// Captures that may be open here (sorted); empty: not capturing.
+  llvm::SmallVector<const RegionRoot *, 2> Roots;
+  /// A capture-status test says the tested stream is not capturing here:
+  /// only calls that wait on every stream still matter.
+  bool StreamGuarded = false;
+
+  bool capturing() const { return !Roots.empty(); }
+  bool join(const CaptureState &Other);
+  bool operator==(const CaptureState &O) const {
+    return Roots == O.Roots && StreamGuarded == O.StreamGuarded;
+  }
+};
+
+struct FlowSite {
+  CallSite Site;
+  CaptureState State;
+};
+
+/// A call that invokes one of the function's parameters (a std::function,
+/// a function pointer or reference) while capturing.
+struct ParamCall {
+  unsigned Param;
+  SourceLocation Loc;
+  CaptureState State;
+};
+
+struct FunctionFlow {
+  const FunctionDecl *Function = nullptr;
+  /// No events and no capture tests: every statement runs in Entry.
+  bool Whole = true;
+  CaptureState Entry;
+  /// Before each statement of the CFG and at each branch (not Whole).
+  llvm::DenseMap<const Stmt *, CaptureState> States;
+  /// Calls made while capturing, with the state before the call.
+  std::vector<FlowSite> Sites;
+  std::vector<ParamCall> ParamCalls;
+  /// Explicit returns reached with a capture of this function still open,
+  /// while a later end in the function would have closed it.
+  std::vector<std::pair<const Stmt *, const RegionRoot *>> OpenReturns;
+  bool HasBegin = false, HasEnd = false;
+  /// The state when the function returns normally.
+  CaptureState Exit;
+
+  /// The state before \p S, or null when S is not a statement of the flow.
+  const CaptureState *stateAt(const Stmt *S) const;
+};
+
+struct FunctionSummary {
+  /// Begin: leaves a capture open; End: ends a capture it did not begin.
+  CaptureEvent Event = CaptureEvent::None;
+  ModeSet Modes = 0; // of the capture a Begin leaves open
+  /// Returns an object that holds a callable ending the capture.
+  bool ReturnedObjectEnds = false;
+};
+
+class FlowEngine {
+public:
+  FlowEngine(ASTContext &Ctx, CodeClassifier &Code, const CaptureApis &Apis);
+  ~FlowEngine();
+
+  /// The event a call of \p Callee is: a capture API, or a user function
+  /// whose summary begins or ends.
+  CaptureEvent eventOf(const FunctionDecl *Callee);
+  const FunctionSummary &summary(const FunctionDecl *Def);
+  /// Whether \p FD's body calls a capture API, directly or through user
+  /// functions.
+  bool hasEvents(const FunctionDecl *FD);
+  /// The flow of \p Def entered with no capture open, or with one open.
+  const FunctionFlow &flow(const FunctionDecl *Def, bool EntryCapturing);
+  /// The placeholder root of flows entered with a capture open.
+  const RegionRoot *entryRoot() const { return &EntryRootObject; }
+  /// Calls in \p FD in source order (cached; locations made visible).
+  llvm::ArrayRef<CallSite> callsIn(const FunctionDecl *FD);
+  /// What \p FD's boolean result says about capture.
+  CaptureTest returnedTest(const FunctionDecl *FD);
+
+  CodeClassifier &code() { return Code; }
+  ASTContext &context() { return Ctx; }
+
+private:
+  class Builder;
+  bool hasCaptureTests(const FunctionDecl *FD);
+  bool endsThroughHolder(const VarDecl *VD);
+  const RegionRoot *rootFor(const Stmt *S, const FunctionDecl *Owner,
+                            const FunctionDecl *Callee, SourceLocation Loc);
+
+  struct ReturnedTestThunk {
+    FlowEngine *Engine;
+    CaptureTest operator()(const FunctionDecl *FD) const {
+      return Engine->returnedTest(FD);
+    }
+  };
+
+  ASTContext &Ctx;
+  CodeClassifier &Code;
+  const CaptureApis &Apis;
+  ReturnedTestThunk Thunk{this};
+  CaptureTestClassifier Tests;
+  RegionRoot EntryRootObject;
+
+  llvm::DenseMap<const FunctionDecl *, std::vector<CallSite>> CallsCache;
+  enum class Tri : unsigned char { InProgress, No, Yes };
+  llvm::DenseMap<const FunctionDecl *, Tri> EventsCache, TestsCache;
+  llvm::DenseMap<const FunctionDecl *, CaptureTest> ReturnedTestCache;
+  llvm::DenseMap<const FunctionDecl *, FunctionSummary> SummaryCache;
+  llvm::DenseMap<const VarDecl *, bool> HolderCache;
+  llvm::DenseMap<std::pair<const FunctionDecl *, unsigned>,
+                 std::unique_ptr<FunctionFlow>>
+      Flows;
+  llvm::DenseMap<const Stmt *, const RegionRoot *> RootsByBegin;
+  std::deque<RegionRoot> Roots;
+};
+
+} // namespace cudagraph
+} // namespace clang
+
+#endif // CUDAGRAPH_ANALYSIS_FUNCTIONFLOW_H

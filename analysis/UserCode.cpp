@@ -1,0 +1,67 @@
+//===--- UserCode.cpp - cudagraph analysis --------------------------------===//
+
+#include "UserCode.h"
+#include "HazardCatalog.h"
+#include "clang/Basic/SourceManager.h"
+
+namespace clang::cudagraph {
+
+const char DefaultLibraryHeaderRegex[] =
+    "(^|/)(ATen|c10|caffe2|torch/csrc|thrust|cub|cuda/std|cccl|pybind11)/|"
+    "(^|/)cuda[^/]*/(targets/[^/]+/)?include/";
+
+CodeClassifier::CodeClassifier(const SourceManager &SM,
+                               llvm::StringRef LibraryRegex)
+    : SM(SM), LibraryRegex(LibraryRegex.empty() ? DefaultLibraryHeaderRegex
+                                                : LibraryRegex) {}
+
+bool CodeClassifier::isUserFile(FileID FID) const {
+  auto [It, Inserted] = UserFileCache.try_emplace(FID, false);
+  if (!Inserted)
+    return It->second;
+  SourceLocation Start = SM.getLocForStartOfFile(FID);
+  bool User = Start.isValid() && !SM.isInSystemHeader(Start);
+  if (User) {
+    if (OptionalFileEntryRef FE = SM.getFileEntryRefForID(FID))
+      User = !LibraryRegex.match(FE->getName());
+    else
+      User = false; // built-in buffers, command line
+  }
+  return UserFileCache[FID] = User;
+}
+
+bool CodeClassifier::isUserLocation(SourceLocation Loc) const {
+  if (Loc.isInvalid())
+    return false;
+  return isUserFile(SM.getFileID(SM.getExpansionLoc(Loc)));
+}
+
+SourceLocation CodeClassifier::visibleLoc(SourceLocation Loc) const {
+  // A call spelled inside a library macro (cuMemAllocHost expands to
+  // cuMemAllocHost_v2) is shown where the macro is used.
+  if (Loc.isMacroID() && !isUserFile(SM.getFileID(SM.getSpellingLoc(Loc))))
+    return SM.getExpansionLoc(Loc);
+  return Loc;
+}
+
+std::string CodeClassifier::matchName(const FunctionDecl *FD) {
+  std::string Name = FD->getQualifiedNameAsString();
+  llvm::StringRef Stripped = stripCudaApiSuffix(Name);
+  return Stripped.size() == Name.size() ? Name : Stripped.str();
+}
+
+llvm::StringRef CodeClassifier::nameOf(const FunctionDecl *FD) {
+  auto [It, Inserted] = NameCache.try_emplace(FD);
+  if (Inserted)
+    It->second = Saver.save(matchName(FD));
+  return It->second;
+}
+
+const FunctionDecl *definitionOf(const FunctionDecl *FD) {
+  const FunctionDecl *Def = nullptr;
+  if (FD && FD->hasBody(Def) && Def && !Def->isDependentContext())
+    return Def;
+  return nullptr;
+}
+
+} // namespace clang::cudagraph

@@ -1,0 +1,60 @@
+//===--- UserCode.h - cudagraph analysis ------------------------*- C++ -*-===//
+//
+// The lowest layer: which code is the user's (reported, walked as the user's
+// own) and which is a library's (walked for what it reaches, reported at the
+// user call leading in), where a location is shown, and the names functions
+// are matched by.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_ANALYSIS_USERCODE_H
+#define CUDAGRAPH_ANALYSIS_USERCODE_H
+
+#include "clang/AST/Decl.h"
+#include "clang/Basic/SourceLocation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/StringSaver.h"
+#include <string>
+
+namespace clang {
+class SourceManager;
+namespace cudagraph {
+
+/// Headers of libraries whose code is walked but never reported in place.
+extern const char DefaultLibraryHeaderRegex[];
+
+class CodeClassifier {
+public:
+  CodeClassifier(const SourceManager &SM, llvm::StringRef LibraryRegex);
+
+  /// True when \p Loc is in the user's code (not a system or library header).
+  bool isUserLocation(SourceLocation Loc) const;
+  bool isUserFile(FileID FID) const;
+  /// \p Loc, or where a library macro that spells it is used.
+  SourceLocation visibleLoc(SourceLocation Loc) const;
+
+  /// The qualified name used for matching, without CUDA API suffixes.
+  static std::string matchName(const FunctionDecl *FD);
+  /// matchName, cached for the translation unit.
+  llvm::StringRef nameOf(const FunctionDecl *FD);
+
+  const SourceManager &sourceManager() const { return SM; }
+
+private:
+  const SourceManager &SM;
+  llvm::Regex LibraryRegex;
+  mutable llvm::DenseMap<FileID, bool> UserFileCache;
+  llvm::DenseMap<const FunctionDecl *, llvm::StringRef> NameCache;
+  llvm::BumpPtrAllocator NameAlloc;
+  llvm::StringSaver Saver{NameAlloc};
+};
+
+/// The definition of \p FD when it has a body that is not a template pattern.
+const FunctionDecl *definitionOf(const FunctionDecl *FD);
+
+} // namespace cudagraph
+} // namespace clang
+
+#endif // CUDAGRAPH_ANALYSIS_USERCODE_H

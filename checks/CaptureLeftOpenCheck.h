@@ -1,0 +1,30 @@
+//===--- CaptureLeftOpenCheck.h - cudagraph-tidy ----------------*- C++ -*-===//
+//
+// Finds paths that return from a function while the capture it began is
+// still open: an early return, or an error-check macro that returns,
+// between a begin and the end that the other paths reach. For the
+// user-facing documentation see docs/checks/capture-left-open.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_TIDY_CAPTURELEFTOPENCHECK_H
+#define CUDAGRAPH_TIDY_CAPTURELEFTOPENCHECK_H
+
+#include "CudaGraphCheck.h"
+
+namespace clang::tidy::cudagraph {
+
+class CaptureLeftOpenCheck : public CudaGraphCheck {
+public:
+  CaptureLeftOpenCheck(StringRef Name, ClangTidyContext *Context);
+
+protected:
+  void checkCapture(CaptureAnalysis &Analysis) override;
+
+private:
+  const Hazard *LeftOpen;
+};
+
+} // namespace clang::tidy::cudagraph
+
+#endif // CUDAGRAPH_TIDY_CAPTURELEFTOPENCHECK_H
