@@ -243,6 +243,41 @@ static bool isStable(const Stmt *S) {
   return true;
 }
 
+/// A structural key of a stable expression: the same variables, members,
+/// constants, operators and const methods give the same key, however the
+/// object is spelled (`flag_`, `this->flag_`).
+static void atomKey(const Expr *E, const ASTContext &Ctx,
+                    llvm::FoldingSetNodeID &ID) {
+  E = E->IgnoreParenImpCasts();
+  ID.AddInteger(E->getStmtClass());
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    ID.AddPointer(DRE->getDecl()->getCanonicalDecl());
+  } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    ID.AddPointer(ME->getMemberDecl()->getCanonicalDecl());
+    atomKey(ME->getBase(), Ctx, ID);
+  } else if (isa<CXXThisExpr>(E)) {
+    // every `this` of one function is the same object
+  } else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    ID.AddPointer(MC->getMethodDecl()->getCanonicalDecl());
+    atomKey(MC->getImplicitObjectArgument(), Ctx, ID);
+    for (const Expr *Arg : MC->arguments())
+      atomKey(Arg, Ctx, ID);
+  } else if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    ID.AddInteger(BO->getOpcode());
+    atomKey(BO->getLHS(), Ctx, ID);
+    atomKey(BO->getRHS(), Ctx, ID);
+  } else if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
+    ID.AddInteger(UO->getOpcode());
+    atomKey(UO->getSubExpr(), Ctx, ID);
+  } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+    ID.AddInteger(Op->getOperator());
+    for (const Expr *Arg : Op->arguments())
+      atomKey(Arg, Ctx, ID);
+  } else {
+    E->Profile(ID, Ctx, /*Canonical=*/true);
+  }
+}
+
 void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
                 llvm::SmallVectorImpl<GuardFact> &Out) {
   if (!Cond)
@@ -264,7 +299,7 @@ void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
   if (Cond->getType().isNull() || !isStable(Cond))
     return;
   GuardFact F;
-  Cond->Profile(F.Atom, Ctx, /*Canonical=*/true);
+  atomKey(Cond, Ctx, F.Atom);
   F.Value = Value;
   Out.push_back(std::move(F));
 }

@@ -1,0 +1,119 @@
+// Capture-status guards as real code writes them: through locals, members,
+// out-parameters, libtorch's status query, the project's own "am I
+// capturing" helpers (inferred from their bodies, or named by the
+// CaptureStatusFunctions option when their bodies are not visible). A test
+// of one stream does not cover a wait on the whole device.
+// RUN: %check_cudagraph_tidy %s cudagraph-host-sync,cudagraph-status-query %t -- -config="{CheckOptions: {CaptureStatusFunctions: 'rt::inCapture'}}" -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+#include <ATen/cuda/CUDAGraphsUtils.cuh>
+#include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime.h>
+
+void viaLocal(cudaStream_t s) {
+  cudaStreamCaptureStatus st;
+  cudaStreamIsCapturing(s, &st);
+  bool live = st != cudaStreamCaptureStatusNone;
+  if (live)
+    return;
+  cudaStreamSynchronize(s);
+}
+
+// A local that is changed afterwards is not a guard.
+void viaChangedLocal(cudaStream_t s, bool force) {
+  cudaStreamCaptureStatus st;
+  cudaStreamIsCapturing(s, &st);
+  bool idle = st == cudaStreamCaptureStatusNone;
+  if (force)
+    idle = true;
+  if (idle)
+    cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamSynchronize' blocks the host
+}
+
+void viaOutParam(cudaStream_t s, cudaEvent_t e) {
+  cudaStreamCaptureStatus st;
+  unsigned long long id;
+  cudaStreamGetCaptureInfo(s, &st, &id);
+  if (st == cudaStreamCaptureStatusActive) {
+    cudaEventQuery(e);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaEventQuery' asks the host
+  } else {
+    cudaEventQuery(e);
+  }
+}
+
+void viaStatusAsBool(cudaStream_t s) {
+  cudaStreamCaptureStatus st;
+  cudaStreamIsCapturing(s, &st);
+  if (!st)
+    cudaStreamSynchronize(s);
+}
+
+struct Pipeline {
+  cudaStream_t stream;
+  cudaStreamCaptureStatus status_ = cudaStreamCaptureStatusNone;
+  void refresh() { cudaStreamIsCapturing(stream, &status_); }
+  void drain() {
+    if (status_ != cudaStreamCaptureStatusNone)
+      return;
+    cudaStreamSynchronize(stream);
+  }
+};
+
+void viaTorchStatus() {
+  if (at::cuda::currentStreamCaptureStatus() == at::cuda::CaptureStatus::None)
+    c10::cuda::stream_synchronize(nullptr);
+}
+
+// The project's own helpers: inferred from what their bodies return.
+bool streamIsCapturing(cudaStream_t s) {
+  cudaStreamCaptureStatus st;
+  cudaStreamIsCapturing(s, &st);
+  return st == cudaStreamCaptureStatusActive;
+}
+
+void viaHelper(cudaStream_t s) {
+  if (!streamIsCapturing(s))
+    cudaStreamSynchronize(s);
+  if (streamIsCapturing(s))
+    return;
+  cudaStreamSynchronize(s);
+}
+
+// A helper whose body is elsewhere (a thread-local counter): named by the
+// CaptureStatusFunctions option.
+namespace rt {
+bool inCapture();
+}
+void viaListedHelper(cudaStream_t s) {
+  if (rt::inCapture())
+    return;
+  cudaStreamSynchronize(s);
+}
+
+// A stream test does not make a device-wide wait safe.
+void deviceWide(cudaStream_t s) {
+  if (!streamIsCapturing(s))
+    cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host
+  // CHECK-MESSAGES: :[[@LINE-2]]:5: note: a capture-status test guards this call, but it waits on every stream
+  if (rt::inCapture())
+    return;
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSynchronize' blocks the host
+}
+
+void captureAll(cudaStream_t s, cudaEvent_t e, Pipeline &p) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  viaLocal(s);
+  viaChangedLocal(s, true);
+  viaOutParam(s, e);
+  viaStatusAsBool(s);
+  p.drain();
+  viaTorchStatus();
+  viaHelper(s);
+  viaListedHelper(s);
+  deviceWide(s);
+  cudaStreamEndCapture(s, &g);
+}

@@ -1,0 +1,251 @@
+// Capture regions in the shapes real code writes them: begin and end inside
+// error-check macros, begin and end under the same condition, captures
+// ended in a callee, guard objects returned from begin wrappers, and work
+// passed to capture helpers.
+// RUN: %check_cudagraph_tidy %s cudagraph-host-sync %t -- -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+void launch(cudaStream_t s);
+
+// ---------------------------------------------------------------------------
+// Error-check macros around begin and end. Work after the end is not
+// captured, whichever macro wraps the end.
+#define EXIT_ON_ERROR(call)                                                    \
+  do {                                                                         \
+    if ((call) != cudaSuccess) {                                               \
+      fprintf(stderr, "%s failed\n", #call);                                   \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+void checkCuda(cudaError_t err, const char *what);
+#define CHECK_CALL(call) checkCuda((call), #call)
+
+#define RETURN_ON_ERROR(call)                                                  \
+  do {                                                                         \
+    cudaError_t err_ = (call);                                                 \
+    if (err_ != cudaSuccess)                                                   \
+      return err_;                                                             \
+  } while (0)
+
+void exitMacro(cudaStream_t s, cudaGraph_t *g) {
+  EXIT_ON_ERROR(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  launch(s);
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host
+  // CHECK-MESSAGES: :[[@LINE-4]]:17: note: CUDA graph capture begins here (global mode)
+  EXIT_ON_ERROR(cudaStreamEndCapture(s, g));
+  cudaStreamSynchronize(s);
+}
+
+void functionMacro(cudaStream_t s, cudaGraph_t *g) {
+  CHECK_CALL(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSynchronize' blocks the host
+  CHECK_CALL(cudaStreamEndCapture(s, g));
+  cudaDeviceSynchronize();
+}
+
+void torchMacro(cudaStream_t s, cudaGraph_t *g) {
+  C10_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  launch(s);
+  C10_CUDA_CHECK(cudaStreamEndCapture(s, g));
+  C10_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+cudaError_t returnMacro(cudaStream_t s, cudaGraph_t *g) {
+  RETURN_ON_ERROR(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  launch(s);
+  RETURN_ON_ERROR(cudaStreamEndCapture(s, g));
+  return cudaStreamSynchronize(s);
+}
+
+// ---------------------------------------------------------------------------
+// Begin and end under the same side-effect-free condition.
+struct Config {
+  bool graphs = false;
+  int capture_after = 0;
+  bool use_graphs() const { return graphs; }
+};
+
+void sameComparison(cudaStream_t s, cudaGraph_t *g, int n) {
+  if (n >= 1)
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  launch(s);
+  if (n >= 1)
+    cudaStreamEndCapture(s, g);
+  cudaStreamSynchronize(s);
+}
+
+void sameConjunction(cudaStream_t s, cudaGraph_t *g, const Config &cfg,
+                     bool warmup) {
+  if (cfg.graphs && !warmup) {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  }
+  launch(s);
+  if (cfg.graphs && !warmup) {
+    cudaStreamEndCapture(s, g);
+  }
+  cudaStreamSynchronize(s);
+}
+
+struct Runner {
+  Config cfg;
+  cudaStream_t stream;
+  bool capture_ = false;
+  void step(cudaGraph_t *g) {
+    if (cfg.use_graphs())
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    launch(stream);
+    if (cfg.use_graphs())
+      cudaStreamEndCapture(stream, g);
+    cudaStreamSynchronize(stream);
+    if (capture_)
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    launch(stream);
+    if (this->capture_)
+      cudaStreamEndCapture(stream, g);
+    cudaStreamSynchronize(stream);
+  }
+};
+
+// A different condition does not close the region.
+void differentCondition(cudaStream_t s, cudaGraph_t *g, int n) {
+  if (n >= 1)
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  launch(s);
+  if (n > 2)
+    cudaStreamEndCapture(s, g);
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host
+}
+
+// ---------------------------------------------------------------------------
+// A callee that does captured work, then ends the capture.
+void evaluateAndEnd(cudaStream_t s, cudaGraph_t *g) {
+  launch(s);
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host
+  // CHECK-MESSAGES: :[[@LINE+9]]:3: note: 'evaluateAndEnd' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE+6]]:3: note: CUDA graph capture begins here
+  cudaStreamEndCapture(s, g);
+  cudaStreamSynchronize(s);
+}
+
+void capturesThroughCallee(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  launch(s);
+  evaluateAndEnd(s, g);
+  cudaStreamSynchronize(s);
+}
+
+// ---------------------------------------------------------------------------
+// Begin wrappers that return a guard object which ends the capture.
+struct EndOnDestroy {
+  cudaStream_t stream;
+  cudaGraph_t *graph;
+  ~EndOnDestroy() { cudaStreamEndCapture(stream, graph); }
+};
+
+EndOnDestroy beginGuarded(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  return EndOnDestroy{s, g};
+}
+
+struct ScopeExit {
+  std::function<void()> fn;
+  ~ScopeExit() { fn(); }
+};
+
+ScopeExit beginWithCallback(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  return ScopeExit{[s, g] { cudaStreamEndCapture(s, g); }};
+}
+
+void returnedGuards(cudaStream_t s, cudaGraph_t *g) {
+  {
+    auto guard = beginGuarded(s, g);
+    launch(s);
+    cudaEventSynchronize(nullptr);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaEventSynchronize' blocks the host
+    // CHECK-MESSAGES: :[[@LINE-4]]:18: note: CUDA graph capture begins in 'beginGuarded', called here
+  }
+  cudaStreamSynchronize(s);
+  {
+    auto guard = beginWithCallback(s, g);
+    launch(s);
+    cudaDeviceSynchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host
+  }
+  cudaDeviceSynchronize();
+  {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    ScopeExit end{[&] { cudaStreamEndCapture(s, g); }};
+    launch(s);
+  }
+  cudaStreamSynchronize(s);
+}
+
+// ---------------------------------------------------------------------------
+// Work passed to a helper that captures it: by reference, pointer,
+// std::function or template parameter.
+void runCaptured(cudaStream_t s, const std::function<void()> &work) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  work();
+  cudaStreamEndCapture(s, &g);
+}
+
+void runCapturedPtr(cudaStream_t s, void (*work)(cudaStream_t)) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  work(s);
+  cudaStreamEndCapture(s, &g);
+}
+
+template <typename F> void runCapturedT(cudaStream_t s, F &&work) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  work();
+  cudaStreamEndCapture(s, &g);
+}
+
+void stepWithSync() {
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSynchronize' blocks the host
+  // CHECK-MESSAGES: :[[@LINE+15]]:18: note: 'stepWithSync' is passed here to 'runCaptured', which calls it during capture
+}
+
+void stepWithStreamSync(cudaStream_t s) {
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host
+  // CHECK-MESSAGES: :[[@LINE+15]]:21: note: 'stepWithStreamSync' is passed here to 'runCapturedPtr', which calls it during capture
+}
+
+void eventStep() {
+  cudaEventSynchronize(nullptr);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaEventSynchronize' blocks the host
+}
+
+void passesWork(cudaStream_t s) {
+  runCaptured(s, stepWithSync);
+  std::function<void()> lambda = [s] {
+    cudaStreamSynchronize(s);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamSynchronize' blocks the host
+  };
+  runCaptured(s, lambda);
+  runCapturedPtr(s, &stepWithStreamSync);
+  runCapturedT(s, eventStep);
+}
+
+// Outside every capture: the helpers are not called.
+void notCaptured(cudaStream_t s) {
+  auto w = [] { cudaDeviceSynchronize(); };
+  w();
+}
