@@ -356,6 +356,7 @@ public:
       if (!Info.Cond)
         continue;
       Info.Test = E.Tests.classify(Info.Cond, Body);
+      beginResultTest(Info);
       guardFacts(Info.Cond, true, E.Ctx, Info.WhenTrue);
       guardFacts(Info.Cond, false, E.Ctx, Info.WhenFalse);
     }
@@ -383,7 +384,53 @@ private:
     const Expr *Cond = nullptr;
     CaptureTest Test = CaptureTest::Unknown;
     llvm::SmallVector<GuardFact, 2> WhenTrue, WhenFalse;
+    /// The condition tests the result of this begin call; the edge where
+    /// it failed (0: true, 1: false) has no capture of it open.
+    const Stmt *BeginResult = nullptr;
+    unsigned FailedEdge = 0;
   };
+
+  /// `begin(...) != cudaSuccess`, `err != cudaSuccess` with `err` holding a
+  /// begin's result, `if (begin(...))`: the begin call and which edge is
+  /// its failure.
+  void beginResultTest(BranchInfo &Info) {
+    const Expr *Cond = Info.Cond->IgnoreParenImpCasts();
+    bool TrueMeansFailed = true;
+    if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
+        UO && UO->getOpcode() == UO_LNot) {
+      Cond = UO->getSubExpr()->IgnoreParenImpCasts();
+      TrueMeansFailed = false;
+    }
+    if (const auto *BO = dyn_cast<BinaryOperator>(Cond);
+        BO && (BO->getOpcode() == BO_NE || BO->getOpcode() == BO_EQ)) {
+      const Expr *L = BO->getLHS()->IgnoreParenImpCasts();
+      const Expr *R = BO->getRHS()->IgnoreParenImpCasts();
+      if (isSuccess(L))
+        std::swap(L, R);
+      if (!isSuccess(R))
+        return;
+      Cond = L;
+      TrueMeansFailed = (BO->getOpcode() == BO_NE) == TrueMeansFailed;
+    }
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(Cond))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && VD->hasLocalStorage() && VD->getInit())
+        Cond = VD->getInit()->IgnoreParenImpCasts();
+    const auto *Call = dyn_cast<CallExpr>(Cond);
+    if (!Call || E.eventOf(Call->getDirectCallee()) != CaptureEvent::Begin)
+      return;
+    Info.BeginResult = Call;
+    Info.FailedEdge = TrueMeansFailed ? 0 : 1;
+  }
+
+  static bool isSuccess(const Expr *E) {
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+      return DRE->getDecl()->getName() == "cudaSuccess" ||
+             DRE->getDecl()->getName() == "CUDA_SUCCESS";
+    if (const auto *IL = dyn_cast<IntegerLiteral>(E))
+      return IL->getValue() == 0;
+    return false;
+  }
 
   std::optional<CaptureState> edge(const CFGBlock &From, const CFGBlock &To,
                                    unsigned Succ, const CaptureState &Out) {
@@ -405,6 +452,9 @@ private:
       llvm::erase_if(S.Roots, [&](const RegionRoot *R) {
         return contradicts(*R, Facts);
       });
+    if (Info.BeginResult && Succ == Info.FailedEdge)
+      if (const RegionRoot *Failed = E.RootsByBegin.lookup(Info.BeginResult))
+        llvm::erase(S.Roots, Failed);
     if (S.Roots.empty())
       S.StreamGuarded = false;
     return S;

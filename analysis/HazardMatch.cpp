@@ -83,6 +83,14 @@ static bool mentionsOtherDevice(const Stmt *S) {
   return false;
 }
 
+static bool isTensorType(QualType T) {
+  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  if (!RD)
+    return false;
+  std::string Name = RD->getQualifiedNameAsString();
+  return Name == "at::Tensor" || Name == "at::TensorBase";
+}
+
 static const char *const TensorFactories[] = {
     "empty",   "zeros",  "ones",          "full",   "rand",     "randn",
     "randint", "arange", "empty_strided", "tensor", "from_blob"};
@@ -105,14 +113,17 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0) {
   if (!FD || !FD->getIdentifier())
     return false;
   StringRef Name = FD->getName();
-  if (isa<CXXMethodDecl>(FD))
-    return Name == "cpu" || (Name == "to" && isBlockingHostCopy(Call)) ||
-           ((Name == "pin_memory" || Name == "contiguous" || Name == "view" ||
-             Name == "reshape" || Name == "flatten") &&
-            isa<CXXMemberCallExpr>(Call) &&
-            isHostTensor(
-                cast<CXXMemberCallExpr>(Call)->getImplicitObjectArgument(),
-                Depth + 1));
+  if (isa<CXXMethodDecl>(FD)) {
+    if (Name == "cpu" || (Name == "to" && isBlockingHostCopy(Call)))
+      return true;
+    // Other tensor methods of a host tensor (sum, view, pin_memory, ...)
+    // give host tensors; to, cuda and copies may move to the device.
+    if (Name == "to" || Name == "cuda" || Name.starts_with("copy") ||
+        !isa<CXXMemberCallExpr>(Call) || !isTensorType(FD->getReturnType()))
+      return false;
+    return isHostTensor(
+        cast<CXXMemberCallExpr>(Call)->getImplicitObjectArgument(), Depth + 1);
+  }
   std::string Qualified = FD->getQualifiedNameAsString();
   if (!StringRef(Qualified).starts_with("at::") &&
       !StringRef(Qualified).starts_with("torch::"))
@@ -215,13 +226,6 @@ static bool isBlockingUpload(const CallExpr *Call) {
   return ToDevice;
 }
 
-static bool isTensorType(QualType T) {
-  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
-  if (!RD)
-    return false;
-  std::string Name = RD->getQualifiedNameAsString();
-  return Name == "at::Tensor" || Name == "at::TensorBase";
-}
 
 static bool isTensorPrint(const FunctionDecl *FD, const CallExpr *Call) {
   if (FD->getOverloadedOperator() != OO_LessLess || FD->getNumParams() != 2 ||

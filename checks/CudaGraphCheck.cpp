@@ -104,8 +104,13 @@ bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
   StringRef Instead = !H.TorchInstead.empty() && Analysis.isLibtorchCode(Where)
                           ? H.TorchInstead
                           : H.Instead;
-  auto D = diag(Loc, "%0 %1 during CUDA graph capture: %2; %3 (hazard: %4)")
-           << Lead << H.Effect << shortOutcome(H.Outcome) << Instead << H.Id;
+  // A left-open capture is about the capture itself, not work inside it.
+  StringRef During = H.Kind == HazardKind::LeftOpen
+                         ? ""
+                         : " during CUDA graph capture";
+  auto D = diag(Loc, "%0 %1%2: %3; %4 (hazard: %5)")
+           << Lead << H.Effect << During << shortOutcome(H.Outcome) << Instead
+           << H.Id;
   const SourceManager &SM = Analysis.context().getSourceManager();
   if (Range.isValid() && Range.getBegin().isFileID() &&
       Range.getEnd().isFileID() &&

@@ -108,7 +108,7 @@ def materialize(args, repo, commit):
     os.makedirs(args.cache, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=os.path.basename(root) + ".", dir=args.cache)
     archive = subprocess.Popen(["git", "--git-dir", git_dir, "archive", "--format=tar", commit],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     untar = subprocess.run(["tar", "-x", "-C", tmp], stdin=archive.stdout,
                            stderr=subprocess.PIPE)
     archive.stdout.close()
@@ -144,7 +144,7 @@ def extract_blobs(git_dir, commit, dest):
             continue  # submodules
         items.append((mode, sha, path.decode(errors="surrogateescape")))
     batch = subprocess.Popen(["git", "--git-dir", git_dir, "cat-file", "--batch"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def feed():
         for _, sha, _ in items:
@@ -307,8 +307,18 @@ def run_entry(args, entry):
     rec["command"] = " ".join(shlex.quote(c) for c in cmd)
     start = time.time()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                              timeout=args.timeout, cwd=root)
+        # The binary may be replaced by a rebuild while we run: wait for it.
+        for attempt in range(60):
+            try:
+                start = time.time()
+                proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                                      timeout=args.timeout, cwd=root)
+                break
+            except OSError as e:
+                if attempt == 59:
+                    rec["skipped"] = f"cannot run {args.tool}: {e}"
+                    return rec
+                time.sleep(10)
         out = proc.stdout + "\n" + proc.stderr
         rec["returncode"] = proc.returncode
     except subprocess.TimeoutExpired as e:

@@ -1,0 +1,91 @@
+// RUN: %check_cudagraph_tidy %s cudagraph-capture-left-open %t -- -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
+#include <cstdlib>
+#include <stdexcept>
+
+cudaError_t launchAll(cudaStream_t s);
+
+// Positive: an early return between begin and end.
+cudaError_t earlyReturn(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  if (launchAll(s) != cudaSuccess)
+    return cudaErrorUnknown;
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: this path returns while the capture it began is still open: the stream stays in capture mode
+  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: CUDA graph capture begins here (global mode)
+  return cudaStreamEndCapture(s, g);
+}
+
+// Positive: an error-check macro that returns.
+#define RETURN_IF_ERROR(call)                                                  \
+  do {                                                                         \
+    cudaError_t e_ = (call);                                                   \
+    if (e_ != cudaSuccess)                                                     \
+      return e_;                                                               \
+  } while (0)
+
+cudaError_t macroReturn(cudaStream_t s, cudaGraph_t *g) {
+  RETURN_IF_ERROR(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  RETURN_IF_ERROR(launchAll(s));
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: this path returns while the capture it began is still open
+  RETURN_IF_ERROR(cudaStreamEndCapture(s, g));
+  return cudaSuccess;
+}
+
+// Positive: libtorch.
+bool torchEarlyReturn(at::cuda::CUDAGraph &graph, bool ready) {
+  graph.capture_begin();
+  if (!ready)
+    return false;
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: this path returns while the capture it began is still open
+  graph.capture_end();
+  return true;
+}
+
+// Negative: the error path ends the capture first.
+cudaError_t endsFirst(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  if (launchAll(s) != cudaSuccess) {
+    cudaGraph_t partial;
+    cudaStreamEndCapture(s, &partial);
+    return cudaErrorUnknown;
+  }
+  return cudaStreamEndCapture(s, g);
+}
+
+// Negative: paths that end the program or throw.
+void exitsOrThrows(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  if (launchAll(s) != cudaSuccess)
+    exit(1);
+  if (launchAll(s) != cudaSuccess)
+    throw std::runtime_error("launch failed");
+  C10_CUDA_CHECK(launchAll(s));
+  cudaStreamEndCapture(s, g);
+}
+
+// Negative: a wrapper that only begins (its caller ends the capture), and a
+// return before the begin.
+void beginOnly(cudaStream_t s) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+}
+
+cudaError_t returnBeforeBegin(cudaStream_t s, cudaGraph_t *g, bool skip) {
+  if (skip)
+    return cudaSuccess;
+  beginOnly(s);
+  launchAll(s);
+  return cudaStreamEndCapture(s, g);
+}
+
+// Negative: a return after the end.
+cudaError_t returnAfterEnd(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  launchAll(s);
+  cudaError_t err = cudaStreamEndCapture(s, g);
+  if (err != cudaSuccess)
+    return err;
+  return cudaGraphLaunch(nullptr, s);
+}
