@@ -117,6 +117,14 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &C,
       Flows->eventOf(Site.Callee) == CaptureEvent::Begin)
     return;
   Sites.push_back({Site, C, Function});
+  // A virtual call may run any override the translation unit defines.
+  if (const auto *M = dyn_cast_or_null<CXXMethodDecl>(Site.Callee);
+      M && M->isVirtual() && !C.StreamGuarded)
+    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Site.S))
+      if (const auto *ME = dyn_cast<MemberExpr>(MC->getCallee()->IgnoreParens());
+          ME && !ME->hasQualifier())
+        for (const FunctionDecl *Override : overridersOf(M))
+          reach(Override, Site, C);
   const FunctionDecl *Def = definitionOf(Site.Callee);
   if (!Def)
     return;
@@ -194,6 +202,33 @@ CaptureAnalysis::librarySites(const FunctionDecl *Def) {
     }
   }
   return LibraryCache[Def] = std::move(Result);
+}
+
+llvm::ArrayRef<const FunctionDecl *>
+CaptureAnalysis::overridersOf(const CXXMethodDecl *M) {
+  if (!Overriders) {
+    Overriders.emplace();
+    for (const FunctionDecl *FD : UserFunctions) {
+      const auto *Method = dyn_cast<CXXMethodDecl>(FD);
+      if (!Method || !Method->isVirtual())
+        continue;
+      llvm::SmallVector<const CXXMethodDecl *, 4> Bases(
+          Method->overridden_methods());
+      llvm::DenseSet<const CXXMethodDecl *> Seen;
+      while (!Bases.empty()) {
+        const CXXMethodDecl *Base = Bases.pop_back_val();
+        if (!Seen.insert(Base->getCanonicalDecl()).second)
+          continue;
+        (*Overriders)[Base->getCanonicalDecl()].push_back(FD);
+        Bases.append(Base->overridden_methods().begin(),
+                     Base->overridden_methods().end());
+      }
+    }
+  }
+  auto It = Overriders->find(M->getCanonicalDecl());
+  if (It == Overriders->end())
+    return {};
+  return It->second;
 }
 
 /// Callables passed to a function that invokes the parameter while

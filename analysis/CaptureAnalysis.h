@@ -27,6 +27,7 @@
 #include "CaptureApis.h"
 #include "FunctionFlow.h"
 #include "UserCode.h"
+#include "clang/AST/DeclCXX.h"
 #include "llvm/ADT/DenseMap.h"
 #include <deque>
 #include <memory>
@@ -149,6 +150,8 @@ private:
   void reach(const FunctionDecl *Def, const CallSite &Site,
              const CaptureContext &Ctx, const FunctionDecl *Invoker = nullptr);
   void reachPassedCallables();
+  /// User overrides of \p M a virtual call of it may dispatch to.
+  llvm::ArrayRef<const FunctionDecl *> overridersOf(const CXXMethodDecl *M);
   struct LibrarySite {
     CallSite Site;
     bool StreamGuarded;
@@ -163,6 +166,9 @@ private:
   std::unique_ptr<FlowEngine> Flows;
   NamePatterns CapturedPatterns;
   llvm::DenseMap<const FunctionDecl *, bool> LibtorchCache;
+  std::optional<llvm::DenseMap<const CXXMethodDecl *,
+                               std::vector<const FunctionDecl *>>>
+      Overriders;
 
   std::vector<const FunctionDecl *> UserFunctions;
   std::deque<Reach> Reaches;

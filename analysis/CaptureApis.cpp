@@ -118,18 +118,24 @@ static int statusConstant(const Expr *E) {
   return 0;
 }
 
-/// Names that say "capturing": is_capturing, isCapturing, capturing_.
+/// Names that say "a capture is open": is_capturing, isGraphCapturing,
+/// capturing_, current_capture, in_capture; not configuration switches
+/// (enable_capturing, use_graph_capture).
 static bool namesCapturing(StringRef Name) {
-  Name = Name.trim('_');
-  return Name.contains_insensitive("is_capturing") ||
-         Name.contains_insensitive("iscapturing") ||
-         Name.contains_insensitive("is_graph_capturing") ||
-         Name.contains_insensitive("isgraphcapturing") ||
-         Name.contains_insensitive("is_stream_capturing") ||
-         Name.contains_insensitive("isstreamcapturing") ||
-         Name.equals_insensitive("capturing") ||
-         Name.equals_insensitive("in_capture") ||
-         Name.equals_insensitive("graph_capturing");
+  std::string N;
+  for (char C : Name)
+    if (C != '_')
+      N += llvm::toLower(C);
+  StringRef S(N);
+  for (StringRef Switch : {"enable", "disable", "allow", "use", "should",
+                           "want", "support", "can", "try", "start", "stop",
+                           "begin", "end", "set"})
+    if (S.starts_with(Switch))
+      return false;
+  return S.ends_with("capturing") || S.contains("iscapturing") ||
+         S.contains("currentcapture") || S.contains("activecapture") ||
+         S == "incapture" || S == "incudagraphcapture" ||
+         S == "ingraphcapture";
 }
 
 static CaptureTest comparison(const Expr *L, const Expr *R, bool IsEq) {
@@ -145,6 +151,8 @@ CaptureTest CaptureTestClassifier::classify(const Expr *Cond, const Stmt *Body,
                                             unsigned Depth) {
   if (!Cond || Depth > 4)
     return CaptureTest::Unknown;
+  if (Depth == 0)
+    Scope = TestScope::Stream;
   Cond = Cond->IgnoreParenImpCasts();
   if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
       UO && UO->getOpcode() == UO_LNot)
@@ -175,11 +183,18 @@ CaptureTest CaptureTestClassifier::classify(const Expr *Cond, const Stmt *Body,
     const FunctionDecl *FD = Call->getDirectCallee();
     if (!FD)
       return CaptureTest::Unknown;
-    if (Apis.isStatusFunction(Code.nameOf(FD)))
+    if (Apis.isStatusFunction(Code.nameOf(FD))) {
+      Scope = TestScope::Thread;
       return CaptureTest::TrueWhenCapturing;
+    }
+    QualType Result = FD->getReturnType();
     if (FD->getIdentifier() && namesCapturing(FD->getName()) &&
-        FD->getReturnType()->isBooleanType())
+        (Result->isBooleanType() || Result->isPointerType())) {
+      // No stream argument: a registry of the captures open in the program.
+      if (Call->getNumArgs() == 0)
+        Scope = TestScope::Thread;
       return CaptureTest::TrueWhenCapturing;
+    }
     return ReturnedTest(FD);
   }
   if (const auto *ME = dyn_cast<MemberExpr>(Cond)) {
@@ -247,50 +262,69 @@ static bool isStable(const Stmt *S) {
 /// constants, operators and const methods give the same key, however the
 /// object is spelled (`flag_`, `this->flag_`).
 static void atomKey(const Expr *E, const ASTContext &Ctx,
-                    llvm::FoldingSetNodeID &ID) {
+                    llvm::FoldingSetNodeID &ID,
+                    const VarDecl *LoopVar = nullptr) {
   E = E->IgnoreParenImpCasts();
   ID.AddInteger(E->getStmtClass());
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    ID.AddPointer(DRE->getDecl()->getCanonicalDecl());
+    if (LoopVar && DRE->getDecl() == LoopVar)
+      ID.AddString("<loop variable>");
+    else
+      ID.AddPointer(DRE->getDecl()->getCanonicalDecl());
   } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
     ID.AddPointer(ME->getMemberDecl()->getCanonicalDecl());
-    atomKey(ME->getBase(), Ctx, ID);
+    atomKey(ME->getBase(), Ctx, ID, LoopVar);
   } else if (isa<CXXThisExpr>(E)) {
     // every `this` of one function is the same object
   } else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
     ID.AddPointer(MC->getMethodDecl()->getCanonicalDecl());
-    atomKey(MC->getImplicitObjectArgument(), Ctx, ID);
+    atomKey(MC->getImplicitObjectArgument(), Ctx, ID, LoopVar);
     for (const Expr *Arg : MC->arguments())
-      atomKey(Arg, Ctx, ID);
+      atomKey(Arg, Ctx, ID, LoopVar);
   } else if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
     ID.AddInteger(BO->getOpcode());
-    atomKey(BO->getLHS(), Ctx, ID);
-    atomKey(BO->getRHS(), Ctx, ID);
+    atomKey(BO->getLHS(), Ctx, ID, LoopVar);
+    atomKey(BO->getRHS(), Ctx, ID, LoopVar);
   } else if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
     ID.AddInteger(UO->getOpcode());
-    atomKey(UO->getSubExpr(), Ctx, ID);
+    atomKey(UO->getSubExpr(), Ctx, ID, LoopVar);
   } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
     ID.AddInteger(Op->getOperator());
     for (const Expr *Arg : Op->arguments())
-      atomKey(Arg, Ctx, ID);
+      atomKey(Arg, Ctx, ID, LoopVar);
   } else {
     E->Profile(ID, Ctx, /*Canonical=*/true);
   }
 }
 
-void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
-                llvm::SmallVectorImpl<GuardFact> &Out) {
+const VarDecl *loopVariable(const Stmt *Loop) {
+  const auto *For = dyn_cast_or_null<ForStmt>(Loop);
+  const Stmt *Init = For ? For->getInit() : nullptr;
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(Init))
+    return DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                              : nullptr;
+  if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Init);
+      BO && BO->getOpcode() == BO_Assign)
+    if (const auto *DRE =
+            dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
+      return dyn_cast<VarDecl>(DRE->getDecl());
+  return nullptr;
+}
+
+static void collectFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
+                         llvm::SmallVectorImpl<GuardFact> &Out,
+                         const Stmt *Loop, const VarDecl *LoopVar) {
   if (!Cond)
     return;
   Cond = Cond->IgnoreParenImpCasts();
   if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
       UO && UO->getOpcode() == UO_LNot)
-    return guardFacts(UO->getSubExpr(), !Value, Ctx, Out);
+    return collectFacts(UO->getSubExpr(), !Value, Ctx, Out, Loop, LoopVar);
   if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
     if ((BO->getOpcode() == BO_LAnd && Value) ||
         (BO->getOpcode() == BO_LOr && !Value)) {
-      guardFacts(BO->getLHS(), Value, Ctx, Out);
-      guardFacts(BO->getRHS(), Value, Ctx, Out);
+      collectFacts(BO->getLHS(), Value, Ctx, Out, Loop, LoopVar);
+      collectFacts(BO->getRHS(), Value, Ctx, Out, Loop, LoopVar);
       return;
     }
     if (BO->getOpcode() == BO_LAnd || BO->getOpcode() == BO_LOr)
@@ -299,9 +333,15 @@ void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
   if (Cond->getType().isNull() || !isStable(Cond))
     return;
   GuardFact F;
-  atomKey(Cond, Ctx, F.Atom);
+  atomKey(Cond, Ctx, F.Atom, LoopVar);
   F.Value = Value;
+  F.Loop = Loop;
   Out.push_back(std::move(F));
+}
+
+void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
+                llvm::SmallVectorImpl<GuardFact> &Out, const Stmt *Loop) {
+  collectFacts(Cond, Value, Ctx, Out, Loop, loopVariable(Loop));
 }
 
 } // namespace clang::cudagraph

@@ -54,6 +54,11 @@ private:
 /// What a condition says about capture.
 enum class CaptureTest { Unknown, TrueWhenCapturing, TrueWhenNotCapturing };
 
+/// Whether a test covers one stream (a stream's capture status) or every
+/// capture of the thread (a project's registry of open captures, a function
+/// named by the CaptureStatusFunctions option).
+enum class TestScope { Stream, Thread };
+
 /// Classifies conditions: `status == cudaStreamCaptureStatusNone`,
 /// `st != CaptureStatus::None`, a status value used as a boolean,
 /// `is_capturing()`, a local that holds such a test, and calls of functions
@@ -68,12 +73,15 @@ public:
   /// \p Body: the function holding \p Cond (locals are followed only when
   /// they are never modified there).
   CaptureTest classify(const Expr *Cond, const Stmt *Body, unsigned Depth = 0);
+  /// The scope of the last test classify recognized.
+  TestScope lastScope() const { return Scope; }
 
 private:
   const CaptureApis &Apis;
   CodeClassifier &Code;
   ASTContext &Ctx;
   ReturnedTestFn ReturnedTest;
+  TestScope Scope = TestScope::Stream;
 };
 
 CaptureTest flip(CaptureTest T);
@@ -82,13 +90,23 @@ CaptureTest flip(CaptureTest T);
 struct GuardFact {
   llvm::FoldingSetNodeID Atom;
   bool Value = true;
+  /// The loop whose condition gave the fact (its own exit edge does not
+  /// contradict it).
+  const Stmt *Loop = nullptr;
 };
 
 /// The facts that hold when \p Cond evaluates to \p Value: `a && b` true
 /// gives both, `!a` flips, `a || b` false gives both. Only atoms without side
-/// effects (variables, members, comparisons, const methods) are kept.
+/// effects (variables, members, comparisons, const methods) are kept. In
+/// the condition of loop \p Loop, its induction variable is one placeholder
+/// whatever its declaration, so `for (int i = 0; i < n; ++i)` loops over the
+/// same bound share their facts.
 void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
-                llvm::SmallVectorImpl<GuardFact> &Out);
+                llvm::SmallVectorImpl<GuardFact> &Out,
+                const Stmt *Loop = nullptr);
+
+/// The variable a for-loop initializes (`int i = 0`, `i = 0`), or null.
+const VarDecl *loopVariable(const Stmt *Loop);
 
 } // namespace cudagraph
 } // namespace clang

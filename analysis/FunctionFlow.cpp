@@ -251,8 +251,45 @@ static bool enclosingGuards(const Stmt *S, const Stmt *Target,
            enclosingGuards(If->getConditionVariableDeclStmt(), Target, Ctx,
                            Out);
   }
+  // A begin in a loop body ran with the loop condition true.
+  const Expr *LoopCond = nullptr;
+  const Stmt *LoopBody = nullptr;
+  if (const auto *For = dyn_cast<ForStmt>(S)) {
+    LoopCond = For->getCond();
+    LoopBody = For->getBody();
+  } else if (const auto *While = dyn_cast<WhileStmt>(S)) {
+    LoopCond = While->getCond();
+    LoopBody = While->getBody();
+  }
+  if (LoopBody) {
+    size_t Mark = Out.size();
+    guardFacts(LoopCond, true, Ctx, Out, S);
+    if (enclosingGuards(LoopBody, Target, Ctx, Out))
+      return true;
+    Out.resize(Mark);
+  }
   for (const Stmt *Child : S->children())
-    if (enclosingGuards(Child, Target, Ctx, Out))
+    if (Child != LoopBody && enclosingGuards(Child, Target, Ctx, Out))
+      return true;
+  return false;
+}
+
+/// Whether \p Target is in the body of a loop inside \p S.
+static bool inLoop(const Stmt *S, const Stmt *Target, bool InBody = false) {
+  if (!S || isa<LambdaExpr>(S))
+    return false;
+  if (S == Target)
+    return InBody;
+  // `do { ... } while (0)` is a macro's statement wrapper, not a loop.
+  bool Loop = isa<ForStmt>(S) || isa<WhileStmt>(S) ||
+              isa<CXXForRangeStmt>(S) ||
+              (isa<DoStmt>(S) && !isa<IntegerLiteral>(cast<DoStmt>(S)
+                                                         ->getCond()
+                                                         ->IgnoreParenImpCasts()) &&
+               !isa<CXXBoolLiteralExpr>(
+                   cast<DoStmt>(S)->getCond()->IgnoreParenImpCasts()));
+  for (const Stmt *Child : S->children())
+    if (inLoop(Child, Target, InBody || Loop))
       return true;
   return false;
 }
@@ -356,9 +393,14 @@ public:
       if (!Info.Cond)
         continue;
       Info.Test = E.Tests.classify(Info.Cond, Body);
+      Info.Scope = E.Tests.lastScope();
       beginResultTest(Info);
-      guardFacts(Info.Cond, true, E.Ctx, Info.WhenTrue);
-      guardFacts(Info.Cond, false, E.Ctx, Info.WhenFalse);
+      const Stmt *T = B->getTerminatorStmt();
+      const Stmt *Loop =
+          isa<ForStmt>(T) || isa<WhileStmt>(T) ? T : nullptr;
+      Info.Terminator = T;
+      guardFacts(Info.Cond, true, E.Ctx, Info.WhenTrue, Loop);
+      guardFacts(Info.Cond, false, E.Ctx, Info.WhenFalse, Loop);
     }
   }
 
@@ -382,7 +424,9 @@ public:
 private:
   struct BranchInfo {
     const Expr *Cond = nullptr;
+    const Stmt *Terminator = nullptr;
     CaptureTest Test = CaptureTest::Unknown;
+    TestScope Scope = TestScope::Stream;
     llvm::SmallVector<GuardFact, 2> WhenTrue, WhenFalse;
     /// The condition tests the result of this begin call; the edge where
     /// it failed (0: true, 1: false) has no capture of it open.
@@ -391,16 +435,19 @@ private:
   };
 
   /// `begin(...) != cudaSuccess`, `err != cudaSuccess` with `err` holding a
-  /// begin's result, `if (begin(...))`: the begin call and which edge is
-  /// its failure.
+  /// begin's result, `check(begin(...)) != ok`, `if (!begin_wrapper())`:
+  /// the begin call and which edge is its failure. A begin in a loop is not
+  /// taken back: a later iteration's failure leaves the earlier ones open.
   void beginResultTest(BranchInfo &Info) {
     const Expr *Cond = Info.Cond->IgnoreParenImpCasts();
-    bool TrueMeansFailed = true;
-    if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
-        UO && UO->getOpcode() == UO_LNot) {
+    bool Negated = false;
+    while (const auto *UO = dyn_cast<UnaryOperator>(Cond)) {
+      if (UO->getOpcode() != UO_LNot)
+        return;
+      Negated = !Negated;
       Cond = UO->getSubExpr()->IgnoreParenImpCasts();
-      TrueMeansFailed = false;
     }
+    std::optional<bool> FailedWhenTrue;
     if (const auto *BO = dyn_cast<BinaryOperator>(Cond);
         BO && (BO->getOpcode() == BO_NE || BO->getOpcode() == BO_EQ)) {
       const Expr *L = BO->getLHS()->IgnoreParenImpCasts();
@@ -410,23 +457,70 @@ private:
       if (!isSuccess(R))
         return;
       Cond = L;
-      TrueMeansFailed = (BO->getOpcode() == BO_NE) == TrueMeansFailed;
+      FailedWhenTrue = BO->getOpcode() == BO_NE;
+    } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Cond);
+               Op && Op->getNumArgs() == 2 &&
+               (Op->getOperator() == OO_ExclaimEqual ||
+                Op->getOperator() == OO_EqualEqual)) {
+      const Expr *L = Op->getArg(0)->IgnoreParenImpCasts();
+      const Expr *R = Op->getArg(1)->IgnoreParenImpCasts();
+      if (isSuccess(L))
+        std::swap(L, R);
+      if (!isSuccess(R))
+        return;
+      Cond = L;
+      FailedWhenTrue = Op->getOperator() == OO_ExclaimEqual;
     }
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(Cond))
-      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-          VD && VD->hasLocalStorage() && VD->getInit())
-        Cond = VD->getInit()->IgnoreParenImpCasts();
-    const auto *Call = dyn_cast<CallExpr>(Cond);
-    if (!Call || E.eventOf(Call->getDirectCallee()) != CaptureEvent::Begin)
+    const CallExpr *Begin = beginFeeding(Cond, 0);
+    if (!Begin || inLoop(Body, Begin))
       return;
-    Info.BeginResult = Call;
-    Info.FailedEdge = TrueMeansFailed ? 0 : 1;
+    // An error code is true on failure; a boolean result on success.
+    if (!FailedWhenTrue)
+      FailedWhenTrue = !Cond->getType()->isBooleanType();
+    bool TrueFails = *FailedWhenTrue != Negated;
+    Info.BeginResult = Begin;
+    Info.FailedEdge = TrueFails ? 0 : 1;
+  }
+
+  /// The begin call whose result \p E carries: the call itself, a checking
+  /// function applied to it, or a local assigned from one of those.
+  const CallExpr *beginFeeding(const Expr *X, unsigned Depth) {
+    if (!X || Depth > 3)
+      return nullptr;
+    X = X->IgnoreParenImpCasts();
+    if (const auto *Call = dyn_cast<CallExpr>(X)) {
+      if (E.eventOf(Call->getDirectCallee()) == CaptureEvent::Begin)
+        return Call;
+      if (Call->getNumArgs() == 1)
+        return beginFeeding(Call->getArg(0), Depth + 1);
+      return nullptr;
+    }
+    const auto *DRE = dyn_cast<DeclRefExpr>(X);
+    const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+    if (!VD || !VD->hasLocalStorage())
+      return nullptr;
+    if (const CallExpr *FromInit = beginFeeding(VD->getInit(), Depth + 1))
+      return FromInit;
+    // `status = check(begin(...));` somewhere in the function.
+    const CallExpr *Found = nullptr;
+    forEachStmt(Body, [&](const Stmt *S) {
+      const auto *BO = dyn_cast<BinaryOperator>(S);
+      if (Found || !BO || BO->getOpcode() != BO_Assign)
+        return;
+      if (const auto *L = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts());
+          L && L->getDecl() == VD)
+        Found = beginFeeding(BO->getRHS(), Depth + 1);
+    });
+    return Found;
   }
 
   static bool isSuccess(const Expr *E) {
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-      return DRE->getDecl()->getName() == "cudaSuccess" ||
-             DRE->getDecl()->getName() == "CUDA_SUCCESS";
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+      StringRef Name = DRE->getDecl()->getName();
+      return isa<EnumConstantDecl>(DRE->getDecl()) &&
+             (Name.ends_with("Success") || Name.ends_with("SUCCESS") ||
+              Name == "kOk" || Name == "OK");
+    }
     if (const auto *IL = dyn_cast<IntegerLiteral>(E))
       return IL->getValue() == 0;
     return false;
@@ -445,12 +539,17 @@ private:
     bool Value = Succ == 0;
     CaptureState S = Out;
     if (Info.Test != CaptureTest::Unknown &&
-        (Info.Test == CaptureTest::TrueWhenNotCapturing) == Value)
+        (Info.Test == CaptureTest::TrueWhenNotCapturing) == Value) {
+      // A thread-wide test says no capture is open at all; a stream's
+      // status covers that stream only.
+      if (Info.Scope == TestScope::Thread)
+        S.Roots.clear();
       S.StreamGuarded = true;
+    }
     const auto &Facts = Value ? Info.WhenTrue : Info.WhenFalse;
     if (!Facts.empty())
       llvm::erase_if(S.Roots, [&](const RegionRoot *R) {
-        return contradicts(*R, Facts);
+        return contradicts(*R, Facts, Info.Terminator);
       });
     if (Info.BeginResult && Succ == Info.FailedEdge)
       if (const RegionRoot *Failed = E.RootsByBegin.lookup(Info.BeginResult))
@@ -460,11 +559,15 @@ private:
     return S;
   }
 
-  static bool contradicts(const RegionRoot &R,
-                          llvm::ArrayRef<GuardFact> Facts) {
+  /// Whether the facts of an edge contradict those the begin ran under.
+  /// The loop around the begin exits with its condition false after the
+  /// begins ran: that exit contradicts nothing.
+  static bool contradicts(const RegionRoot &R, llvm::ArrayRef<GuardFact> Facts,
+                          const Stmt *Terminator) {
     for (const GuardFact &G : R.Guards)
       for (const GuardFact &F : Facts)
-        if (G.Atom == F.Atom && G.Value != F.Value)
+        if (G.Atom == F.Atom && G.Value != F.Value &&
+            !(G.Loop && G.Loop == Terminator))
           return true;
     return false;
   }

@@ -249,3 +249,47 @@ void notCaptured(cudaStream_t s) {
   auto w = [] { cudaDeviceSynchronize(); };
   w();
 }
+
+// ---------------------------------------------------------------------------
+// One capture per device: begin and end each in a loop over the devices,
+// under the same flag, inside checking macros. The end loop runs as often
+// as the begin loop did.
+void perDevice(cudaStream_t *streams, cudaGraph_t *graphs, int nDev,
+               int graphLaunches) {
+  if (graphLaunches >= 1)
+    for (int i = 0; i < nDev; i++)
+      CHECK_CALL(cudaStreamBeginCapture(streams[i],
+                                        cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < nDev; i++)
+    launch(streams[i]);
+  if (graphLaunches >= 1)
+    for (int i = 0; i < nDev; i++)
+      CHECK_CALL(cudaStreamEndCapture(streams[i], &graphs[i]));
+  for (int i = 0; i < nDev; i++)
+    cudaStreamSynchronize(streams[i]);
+}
+
+// ---------------------------------------------------------------------------
+// A virtual call under capture may run any override defined here.
+struct Pool {
+  virtual void *alloc(unsigned long n) = 0;
+  virtual ~Pool() = default;
+};
+struct LegacyPool : Pool {
+  void *alloc(unsigned long n) override {
+    cudaDeviceSynchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host
+    // CHECK-MESSAGES: :[[@LINE+10]]:8: note: 'LegacyPool::alloc' is called here during capture
+    return nullptr;
+  }
+};
+struct VmmPool : Pool {
+  void *alloc(unsigned long n) override { return nullptr; }
+};
+
+void capturedAlloc(Pool &pool, cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  pool.alloc(16);
+  pool.Pool::alloc(16);
+  cudaStreamEndCapture(s, g);
+}

@@ -89,3 +89,42 @@ cudaError_t returnAfterEnd(cudaStream_t s, cudaGraph_t *g) {
     return err;
   return cudaGraphLaunch(nullptr, s);
 }
+
+// Negative: the begin's result reaches the test through a checking function,
+// a variable, or a wrapper that returns false when its begin failed.
+enum class Status { kSuccess, kErrorInternal };
+Status toStatus(cudaError_t e);
+
+Status checkedBegin(cudaStream_t s, cudaGraph_t *g) {
+  Status status = Status::kSuccess;
+  status = toStatus(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+  if (status != Status::kSuccess)
+    return status;
+  launchAll(s);
+  return toStatus(cudaStreamEndCapture(s, g));
+}
+
+bool beginWrapper(cudaStream_t s) {
+  return cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess;
+}
+
+bool viaWrapper(cudaStream_t s, cudaGraph_t *g) {
+  if (!beginWrapper(s))
+    return false;
+  launchAll(s);
+  return cudaStreamEndCapture(s, g) == cudaSuccess;
+}
+
+// Positive: a begin in a loop that fails after the first stream leaves the
+// earlier streams capturing.
+cudaError_t beginEach(cudaStream_t *streams, cudaGraph_t *graphs, int n) {
+  for (int i = 0; i < n; i++)
+    RETURN_IF_ERROR(cudaStreamBeginCapture(streams[i],
+                                           cudaStreamCaptureModeGlobal));
+  // CHECK-MESSAGES: :[[@LINE-2]]:5: warning: this path returns while the capture it began is still open
+  for (int i = 0; i < n; i++)
+    launchAll(streams[i]);
+  for (int i = 0; i < n; i++)
+    RETURN_IF_ERROR(cudaStreamEndCapture(streams[i], &graphs[i]));
+  return cudaSuccess;
+}
