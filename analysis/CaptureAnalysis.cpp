@@ -151,7 +151,8 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &C,
     CaptureContext InnerCtx = C;
     InnerCtx.Chain = &Entry;
     InnerCtx.StreamGuarded = LS.StreamGuarded;
-    Sites.push_back({LS.Site, InnerCtx, Function});
+    if (!LS.Conditional)
+      Sites.push_back({LS.Site, InnerCtx, Function});
     // Library templates call back into user code (functors, lambdas).
     if (const FunctionDecl *InnerDef = definitionOf(LS.Site.Callee))
       if (Code.isUserLocation(InnerDef->getLocation()) && !LS.StreamGuarded)
@@ -178,6 +179,66 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
   Worklist.push_back(&R);
 }
 
+namespace {
+/// Collects the statements that run only on some paths through a body:
+/// branches of if/switch/?:, right operands of && and ||, loop bodies (not
+/// `do { } while (0)`), handlers.
+class ConditionalCollector {
+public:
+  explicit ConditionalCollector(llvm::DenseSet<const Stmt *> &Out) : Out(Out) {}
+  void walk(const Stmt *S, bool Conditional) {
+    if (!S || isa<LambdaExpr>(S))
+      return;
+    if (Conditional)
+      Out.insert(S);
+    if (const auto *If = dyn_cast<IfStmt>(S)) {
+      walk(If->getInit(), Conditional);
+      walk(If->getConditionVariableDeclStmt(), Conditional);
+      walk(If->getCond(), Conditional);
+      walk(If->getThen(), true);
+      walk(If->getElse(), true);
+      return;
+    }
+    if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isLogicalOp()) {
+      walk(BO->getLHS(), Conditional);
+      walk(BO->getRHS(), true);
+      return;
+    }
+    if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S)) {
+      walk(CO->getCond(), Conditional);
+      walk(CO->getTrueExpr(), true);
+      walk(CO->getFalseExpr(), true);
+      return;
+    }
+    if (const auto *Do = dyn_cast<DoStmt>(S)) {
+      const Expr *Cond = Do->getCond()->IgnoreParenImpCasts();
+      bool Once = isa<IntegerLiteral>(Cond) || isa<CXXBoolLiteralExpr>(Cond);
+      walk(Do->getBody(), Conditional || !Once);
+      walk(Do->getCond(), Conditional || !Once);
+      return;
+    }
+    bool Body = isa<ForStmt>(S) || isa<WhileStmt>(S) ||
+                isa<CXXForRangeStmt>(S) || isa<SwitchStmt>(S) ||
+                isa<CXXCatchStmt>(S);
+    for (const Stmt *Child : S->children())
+      walk(Child, Conditional || Body);
+  }
+
+private:
+  llvm::DenseSet<const Stmt *> &Out;
+};
+} // namespace
+
+const llvm::DenseSet<const Stmt *> &
+CaptureAnalysis::conditionalStmts(const FunctionDecl *FD) {
+  auto It = ConditionalCache.find(FD);
+  if (It != ConditionalCache.end())
+    return It->second;
+  llvm::DenseSet<const Stmt *> Set;
+  ConditionalCollector(Set).walk(FD->getBody(), false);
+  return ConditionalCache[FD] = std::move(Set);
+}
+
 llvm::ArrayRef<CaptureAnalysis::LibrarySite>
 CaptureAnalysis::librarySites(const FunctionDecl *Def) {
   auto It = LibraryCache.find(Def);
@@ -185,20 +246,30 @@ CaptureAnalysis::librarySites(const FunctionDecl *Def) {
     return It->second;
   std::vector<LibrarySite> Result;
   llvm::DenseSet<const FunctionDecl *> Seen{Def};
-  std::vector<std::pair<const FunctionDecl *, unsigned>> Stack{{Def, 1}};
+  struct Item {
+    const FunctionDecl *F;
+    unsigned Depth;
+    bool Conditional;
+  };
+  std::vector<Item> Stack{{Def, 1, false}};
   while (!Stack.empty()) {
-    auto [F, Depth] = Stack.back();
+    Item I = Stack.back();
     Stack.pop_back();
-    const FunctionFlow &Flow = Flows->flow(F, /*EntryCapturing=*/true);
+    const FunctionFlow &Flow = Flows->flow(I.F, /*EntryCapturing=*/true);
+    const llvm::DenseSet<const Stmt *> &Conditional = conditionalStmts(I.F);
     for (const FlowSite &FS : Flow.Sites) {
-      Result.push_back({FS.Site, FS.State.StreamGuarded});
+      bool Cond = I.Conditional ||
+                  (FS.Site.S ? Conditional.contains(FS.Site.S)
+                             : FS.Site.Var && Conditional.contains(
+                                                  FS.Site.Var->getInit()));
+      Result.push_back({FS.Site, FS.State.StreamGuarded, Cond});
       if (FS.State.StreamGuarded)
         continue;
       const FunctionDecl *Callee = definitionOf(FS.Site.Callee);
-      if (Callee && Depth < MaxLibraryDepth &&
+      if (Callee && I.Depth < MaxLibraryDepth &&
           !Code.isUserLocation(Callee->getLocation()) &&
           !Callee->isInStdNamespace() && Seen.insert(Callee).second)
-        Stack.push_back({Callee, Depth + 1});
+        Stack.push_back({Callee, I.Depth + 1, Cond});
     }
   }
   return LibraryCache[Def] = std::move(Result);

@@ -29,6 +29,7 @@
 #include "UserCode.h"
 #include "clang/AST/DeclCXX.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include <deque>
 #include <memory>
 #include <optional>
@@ -155,7 +156,13 @@ private:
   struct LibrarySite {
     CallSite Site;
     bool StreamGuarded;
+    /// Runs only on some paths through the library (under a branch or in
+    /// a loop there): depends on library state the user cannot see, so a
+    /// hazard here is not reported at the user's call.
+    bool Conditional;
   };
+  /// The statements of \p FD's body that run only on some paths.
+  const llvm::DenseSet<const Stmt *> &conditionalStmts(const FunctionDecl *FD);
   /// Every call inside the library code that \p Def (a library function)
   /// reaches, following library callees up to a depth limit.
   llvm::ArrayRef<LibrarySite> librarySites(const FunctionDecl *Def);
@@ -184,6 +191,8 @@ private:
   };
   std::vector<ParamInvocation> ParamInvocations;
   llvm::DenseMap<const FunctionDecl *, std::vector<LibrarySite>> LibraryCache;
+  llvm::DenseMap<const FunctionDecl *, llvm::DenseSet<const Stmt *>>
+      ConditionalCache;
   std::vector<CapturedSite> Sites;
   std::vector<CapturedScope> Scopes;
   std::vector<OpenReturn> OpenReturns;

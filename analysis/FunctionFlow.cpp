@@ -2,6 +2,7 @@
 
 #include "FunctionFlow.h"
 #include "ForwardAnalysis.h"
+#include "HazardCatalog.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -120,6 +121,23 @@ static const Expr *conditionOf(const Stmt *S) {
   if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isLogicalOp())
     return BO->getLHS();
   return nullptr;
+}
+
+bool FlowEngine::alwaysFails(const FunctionDecl *FD) {
+  if (!FD)
+    return false;
+  auto [It, Inserted] = FailsCache.try_emplace(FD, false);
+  if (!Inserted)
+    return It->second;
+  bool Fails = false;
+  llvm::StringRef Name = Code.nameOf(FD);
+  for (const Hazard &H : allHazards())
+    if (H.Kind == HazardKind::Callee && H.Verdict == GpuVerdict::CaptureError &&
+        H.AllowedIn.empty() && H.Names.matches(Name)) {
+      Fails = true;
+      break;
+    }
+  return FailsCache[FD] = Fails;
 }
 
 bool FlowEngine::hasCaptureTests(const FunctionDecl *FD) {
@@ -274,14 +292,15 @@ static bool enclosingGuards(const Stmt *S, const Stmt *Target,
   return false;
 }
 
-/// Whether \p Target is in the body of a loop inside \p S.
-static bool inLoop(const Stmt *S, const Stmt *Target, bool InBody = false) {
+/// The innermost loop inside \p S whose body holds \p Target, or null.
+static const Stmt *enclosingLoop(const Stmt *S, const Stmt *Target,
+                                 const Stmt *Loop = nullptr) {
   if (!S || isa<LambdaExpr>(S))
-    return false;
+    return nullptr;
   if (S == Target)
-    return InBody;
+    return Loop;
   // `do { ... } while (0)` is a macro's statement wrapper, not a loop.
-  bool Loop = isa<ForStmt>(S) || isa<WhileStmt>(S) ||
+  bool IsLoop = isa<ForStmt>(S) || isa<WhileStmt>(S) ||
               isa<CXXForRangeStmt>(S) ||
               (isa<DoStmt>(S) && !isa<IntegerLiteral>(cast<DoStmt>(S)
                                                          ->getCond()
@@ -289,9 +308,9 @@ static bool inLoop(const Stmt *S, const Stmt *Target, bool InBody = false) {
                !isa<CXXBoolLiteralExpr>(
                    cast<DoStmt>(S)->getCond()->IgnoreParenImpCasts()));
   for (const Stmt *Child : S->children())
-    if (inLoop(Child, Target, InBody || Loop))
-      return true;
-  return false;
+    if (const Stmt *Found = enclosingLoop(Child, Target, IsLoop ? S : Loop))
+      return Found;
+  return nullptr;
 }
 
 const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
@@ -390,6 +409,7 @@ public:
     for (const CFGBlock *B : Cfg) {
       BranchInfo &Info = Branches[B->getBlockID()];
       Info.Cond = effectiveCondition(*B);
+      Info.Block = B;
       if (!Info.Cond)
         continue;
       Info.Test = E.Tests.classify(Info.Cond, Body);
@@ -424,6 +444,7 @@ public:
 private:
   struct BranchInfo {
     const Expr *Cond = nullptr;
+    const CFGBlock *Block = nullptr;
     const Stmt *Terminator = nullptr;
     CaptureTest Test = CaptureTest::Unknown;
     TestScope Scope = TestScope::Stream;
@@ -432,6 +453,9 @@ private:
     /// it failed (0: true, 1: false) has no capture of it open.
     const Stmt *BeginResult = nullptr;
     unsigned FailedEdge = 0;
+    /// The condition tests the result of a call that always fails under
+    /// capture; this edge is where it succeeded (2: none).
+    unsigned SucceededEdge = 2;
   };
 
   /// `begin(...) != cudaSuccess`, `err != cudaSuccess` with `err` holding a
@@ -471,47 +495,99 @@ private:
       Cond = L;
       FailedWhenTrue = Op->getOperator() == OO_ExclaimEqual;
     }
-    const CallExpr *Begin = beginFeeding(Cond, 0);
-    if (!Begin || inLoop(Body, Begin))
-      return;
     // An error code is true on failure; a boolean result on success.
     if (!FailedWhenTrue)
       FailedWhenTrue = !Cond->getType()->isBooleanType();
     bool TrueFails = *FailedWhenTrue != Negated;
-    Info.BeginResult = Begin;
-    Info.FailedEdge = TrueFails ? 0 : 1;
+    SourceLocation At = Info.Cond->getBeginLoc();
+    if (const CallExpr *Begin = resultOf(Cond, 0, At, &Builder::isBegin);
+        Begin && !leavesEarlierIterationsOpen(Begin)) {
+      Info.BeginResult = Begin;
+      Info.FailedEdge = TrueFails ? 0 : 1;
+    }
+    // `if (cudaDeviceSynchronize() != cudaSuccess) throw ...;`: the call
+    // always fails under capture, so the path where it succeeded runs with
+    // no capture open.
+    if (resultOf(Cond, 0, At, &Builder::alwaysFails) &&
+        failureLeaves(Info.Block, TrueFails ? 0 : 1))
+      Info.SucceededEdge = TrueFails ? 1 : 0;
   }
 
-  /// The begin call whose result \p E carries: the call itself, a checking
-  /// function applied to it, or a local assigned from one of those.
-  const CallExpr *beginFeeding(const Expr *X, unsigned Depth) {
+  /// Whether the failure edge of \p B leaves the function (throws, ends the
+  /// program or returns) before joining the success path.
+  bool failureLeaves(const CFGBlock *B, unsigned Edge) {
+    const CFGBlock *Next = (B->succ_begin() + Edge)->getReachableBlock();
+    for (unsigned Steps = 0; Next && Steps < 4; ++Steps) {
+      if (Next == &Cfg.getExit() || abandonsFunction(*Next))
+        return true;
+      for (const CFGElement &Elem : *Next)
+        if (auto CS = Elem.getAs<CFGStmt>();
+            CS && isa<ReturnStmt>(CS->getStmt()))
+          return true;
+      if (Next->succ_size() != 1)
+        return false;
+      Next = Next->succ_begin()->getReachableBlock();
+    }
+    return false;
+  }
+
+  /// A begin in a loop whose body does not end the capture: when a later
+  /// iteration's begin fails, the earlier iterations' captures stay open.
+  bool leavesEarlierIterationsOpen(const CallExpr *Begin) {
+    const Stmt *Loop = enclosingLoop(Body, Begin);
+    if (!Loop)
+      return false;
+    bool Ends = false;
+    forEachStmt(Loop, [&](const Stmt *S) {
+      if (const auto *Call = dyn_cast<CallExpr>(S))
+        Ends |= E.eventOf(Call->getDirectCallee()) == CaptureEvent::End;
+    });
+    return !Ends;
+  }
+
+  /// The begin call whose result \p X carries where \p At tests it: the
+  /// call itself, a checking function applied to it, or a local assigned
+  /// from one of those (the last such assignment before At).
+  using CallPredicate = bool (Builder::*)(const FunctionDecl *);
+  bool isBegin(const FunctionDecl *FD) {
+    return E.eventOf(FD) == CaptureEvent::Begin;
+  }
+  bool alwaysFails(const FunctionDecl *FD) { return E.alwaysFails(FD); }
+
+  const CallExpr *resultOf(const Expr *X, unsigned Depth, SourceLocation At,
+                           CallPredicate Pred) {
     if (!X || Depth > 3)
       return nullptr;
     X = X->IgnoreParenImpCasts();
     if (const auto *Call = dyn_cast<CallExpr>(X)) {
-      if (E.eventOf(Call->getDirectCallee()) == CaptureEvent::Begin)
+      if ((this->*Pred)(Call->getDirectCallee()))
         return Call;
       if (Call->getNumArgs() == 1)
-        return beginFeeding(Call->getArg(0), Depth + 1);
+        return resultOf(Call->getArg(0), Depth + 1, At, Pred);
       return nullptr;
     }
     const auto *DRE = dyn_cast<DeclRefExpr>(X);
     const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
     if (!VD || !VD->hasLocalStorage())
       return nullptr;
-    if (const CallExpr *FromInit = beginFeeding(VD->getInit(), Depth + 1))
-      return FromInit;
-    // `status = check(begin(...));` somewhere in the function.
-    const CallExpr *Found = nullptr;
+    // The last assignment before the test: `status = check(begin(...));`.
+    const SourceManager &SM = E.Ctx.getSourceManager();
+    SourceLocation Test = SM.getExpansionLoc(At);
+    const Expr *Last = VD->getInit();
+    SourceLocation LastLoc = SM.getExpansionLoc(VD->getLocation());
     forEachStmt(Body, [&](const Stmt *S) {
       const auto *BO = dyn_cast<BinaryOperator>(S);
-      if (Found || !BO || BO->getOpcode() != BO_Assign)
+      if (!BO || BO->getOpcode() != BO_Assign)
         return;
-      if (const auto *L = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts());
-          L && L->getDecl() == VD)
-        Found = beginFeeding(BO->getRHS(), Depth + 1);
+      const auto *L = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts());
+      SourceLocation Loc = SM.getExpansionLoc(BO->getBeginLoc());
+      if (L && L->getDecl() == VD && SM.isBeforeInTranslationUnit(Loc, Test) &&
+          SM.isBeforeInTranslationUnit(LastLoc, Loc)) {
+        Last = BO->getRHS();
+        LastLoc = Loc;
+      }
     });
-    return Found;
+    return resultOf(Last, Depth + 1, At, Pred);
   }
 
   static bool isSuccess(const Expr *E) {
@@ -551,6 +627,8 @@ private:
       llvm::erase_if(S.Roots, [&](const RegionRoot *R) {
         return contradicts(*R, Facts, Info.Terminator);
       });
+    if (Succ == Info.SucceededEdge)
+      S.Roots.clear();
     if (Info.BeginResult && Succ == Info.FailedEdge)
       if (const RegionRoot *Failed = E.RootsByBegin.lookup(Info.BeginResult))
         llvm::erase(S.Roots, Failed);
@@ -690,7 +768,12 @@ const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
   if (EntryCapturing)
     Flow.Entry.Roots.push_back(entryRoot());
 
-  bool NeedsCfg = hasEvents(Def) || hasCaptureTests(Def);
+  // Checked calls that always fail under capture cut paths too.
+  bool NeedsCfg = hasEvents(Def) || hasCaptureTests(Def) ||
+                  llvm::any_of(callsIn(Def), [&](const CallSite &Site) {
+                    return Site.K == CallSite::Kind::Call &&
+                           alwaysFails(Site.Callee);
+                  });
   std::unique_ptr<CFG> Cfg = NeedsCfg ? buildCFG(Def, Ctx) : nullptr;
   if (Cfg) {
     Flow.Whole = false;

@@ -126,6 +126,8 @@ public:
   llvm::ArrayRef<CallSite> callsIn(const FunctionDecl *FD);
   /// What \p FD's boolean result says about capture.
   CaptureTest returnedTest(const FunctionDecl *FD);
+  /// A call of \p FD fails in every capture mode (a host synchronization).
+  bool alwaysFails(const FunctionDecl *FD);
 
   CodeClassifier &code() { return Code; }
   ASTContext &context() { return Ctx; }
@@ -157,6 +159,7 @@ private:
   llvm::DenseMap<const FunctionDecl *, CaptureTest> ReturnedTestCache;
   llvm::DenseMap<const FunctionDecl *, FunctionSummary> SummaryCache;
   llvm::DenseMap<const VarDecl *, bool> HolderCache;
+  llvm::DenseMap<const FunctionDecl *, bool> FailsCache;
   llvm::DenseMap<std::pair<const FunctionDecl *, unsigned>,
                  std::unique_ptr<FunctionFlow>>
       Flows;

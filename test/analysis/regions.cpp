@@ -293,3 +293,33 @@ void capturedAlloc(Pool &pool, cudaStream_t s, cudaGraph_t *g) {
   pool.Pool::alloc(16);
   cudaStreamEndCapture(s, g);
 }
+
+// ---------------------------------------------------------------------------
+// A checked call that always fails under capture and throws on failure:
+// the code after it never runs while capturing (it is reported once fixed).
+#define THROW_ON_ERROR(call)                                                   \
+  do {                                                                         \
+    cudaError_t r_ = (call);                                                   \
+    if (r_ != cudaSuccess)                                                     \
+      throw r_;                                                                \
+  } while (0)
+
+void growArena(cudaStream_t s) {
+  THROW_ON_ERROR(cudaDeviceSynchronize());
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: 'cudaDeviceSynchronize' blocks the host
+  cudaStreamSynchronize(s);
+  // A check that only logs goes on under capture.
+  CHECK_CALL(cudaDeviceSynchronize());
+}
+
+void capturedGrow(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  growArena(s);
+  cudaStreamEndCapture(s, g);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  CHECK_CALL(cudaStreamSynchronize(s));
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'cudaStreamSynchronize' blocks the host
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSynchronize' blocks the host
+  cudaStreamEndCapture(s, g);
+}
