@@ -110,8 +110,35 @@ void CaptureAnalysis::addScope(const CapturedScope &Scope) {
         {Scope.Function, PC.Param, Scope.resolve(PC.State)});
 }
 
-void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &C,
+/// Whether a callable passed at \p Site runs on another thread
+/// (std::thread, std::jthread, std::async).
+static bool startsThread(const CallSite &Site) {
+  const FunctionDecl *Starter = nullptr;
+  if (const auto *Ctor = dyn_cast_or_null<CXXConstructExpr>(Site.S))
+    Starter = Ctor->getConstructor();
+  else if (const auto *Call = dyn_cast_or_null<CallExpr>(Site.S))
+    Starter = Call->getDirectCallee();
+  if (!Starter)
+    return false;
+  const DeclContext *DC = Starter->getDeclContext();
+  if (isa<CXXRecordDecl>(DC))
+    DC = DC->getParent();
+  if (!DC || !DC->isStdNamespace())
+    return false;
+  std::string Name = Starter->getQualifiedNameAsString();
+  return Name == "std::thread::thread" || Name == "std::jthread::jthread" ||
+         Name == "std::async";
+}
+
+void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
                               const FunctionDecl *Function) {
+  CaptureContext C = Ctx;
+  // Another thread's calls touch this capture only in global mode.
+  if (Site.K == CallSite::Kind::Callable && startsThread(Site)) {
+    C.Modes &= ModeGlobal;
+    if (!C.Modes)
+      return;
+  }
   // Begin calls are not work done under capture.
   if (Site.K != CallSite::Kind::Callable &&
       Flows->eventOf(Site.Callee) == CaptureEvent::Begin)

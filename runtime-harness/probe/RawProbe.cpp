@@ -180,6 +180,21 @@ Result runRawRegion(const RegionSpec &Spec, const std::string &Mode) {
   cudaError_t End = RawProbeAccess::endResult(Run);
   cudaStreamCaptureStatus Status = cudaStreamCaptureStatusNone;
   cudaStreamIsCapturing(Capture, &Status);
+  cudaError_t FirstCapture = RawProbeAccess::firstCaptureError(Run);
+  std::string LeftOpen;
+  if (Status == cudaStreamCaptureStatusActive && !RawProbeAccess::ended(Run) &&
+      FirstCapture == cudaSuccess) {
+    // The region returned with its capture still open and nothing failed:
+    // do what its caller would next, use the stream, and record the result.
+    cudaError_t Again = cudaStreamBeginCapture(Capture, toCudaMode(Mode));
+    cudaError_t Sync = cudaStreamSynchronize(Capture);
+    FirstCapture = Sync != cudaSuccess ? Sync : Again;
+    LeftOpen = "the region returned with the capture open; beginning "
+               "capture on the stream again returned " +
+               errorText(Again) + ", synchronizing it returned " +
+               errorText(Sync);
+    cudaStreamIsCapturing(Capture, &Status);
+  }
   if (Status != cudaStreamCaptureStatusNone) {
     // The region left the capture open (it bailed out early): close it so
     // the echo is recorded and the stream is usable again.
@@ -188,10 +203,11 @@ Result runRawRegion(const RegionSpec &Spec, const std::string &Mode) {
     if (!Graph)
       Graph = Leftover;
   }
-  cudaError_t FirstCapture = RawProbeAccess::firstCaptureError(Run);
   bool CaptureFailed = FirstCapture != cudaSuccess || End != cudaSuccess ||
                        !Graph;
   R.CudaError = FirstCapture != cudaSuccess ? FirstCapture : End;
+  if (!LeftOpen.empty())
+    R.Message = LeftOpen;
   cudaGetLastError();
 
   cudaGraphExec_t Exec = nullptr;

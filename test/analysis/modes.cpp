@@ -79,3 +79,19 @@ void twoRegions(cudaStream_t s, cudaEvent_t e) {
   poll(e);
   cudaStreamEndCapture(s, &g);
 }
+
+// Work another thread does while this one captures: it breaks a global-mode
+// capture, not a thread-local or relaxed one.
+#include <thread>
+void otherThread(cudaStream_t s, cudaEvent_t e) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  std::thread quiet([&] { cudaEventQuery(e); });
+  quiet.join();
+  cudaStreamEndCapture(s, &g);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  std::thread poller([&] { cudaEventQuery(e); });
+  // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: 'cudaEventQuery' asks the host
+  poller.join();
+  cudaStreamEndCapture(s, &g);
+}
