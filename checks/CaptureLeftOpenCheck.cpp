@@ -3,6 +3,8 @@
 #include "CaptureLeftOpenCheck.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace clang::tidy::cudagraph {
 
@@ -15,16 +17,43 @@ CaptureLeftOpenCheck::CaptureLeftOpenCheck(StringRef Name,
 
 void CaptureLeftOpenCheck::checkCapture(CaptureAnalysis &Analysis) {
   const SourceManager &SM = Analysis.context().getSourceManager();
+  // One finding per capture a function begins, like a leak reported once per
+  // allocation: every early exit of a region has the same fix (end the
+  // capture on error paths, or a guard object), so the first exit in source
+  // order carries the warning and the others are listed in notes.
+  struct Exits {
+    const FunctionDecl *Function;
+    const RegionRoot *Root;
+    llvm::SmallVector<SourceLocation, 4> Locs;
+  };
+  llvm::SmallVector<Exits, 4> Groups;
   for (const OpenReturn &Open : Analysis.openReturns()) {
     // A return spelled in a macro (an error-check macro) is shown where the
     // macro is used.
     SourceLocation Loc = SM.getExpansionLoc(Open.Return->getBeginLoc());
     if (!Analysis.isUserLocation(Loc))
       continue;
-    if (!reportHazard(Analysis, *LeftOpen, Loc, SourceRange(), "this path",
-                      Open.Function))
+    auto *Group = llvm::find_if(Groups, [&](const Exits &G) {
+      return G.Function == Open.Function && G.Root == Open.Root;
+    });
+    if (Group == Groups.end()) {
+      Groups.push_back({Open.Function, Open.Root, {}});
+      Group = &Groups.back();
+    }
+    if (!llvm::is_contained(Group->Locs, Loc))
+      Group->Locs.push_back(Loc);
+  }
+  for (Exits &Group : Groups) {
+    llvm::sort(Group.Locs, [&](SourceLocation A, SourceLocation B) {
+      return SM.isBeforeInTranslationUnit(A, B);
+    });
+    if (!reportHazard(Analysis, *LeftOpen, Group.Locs.front(), SourceRange(),
+                      "this path", Group.Function))
       continue;
-    addChainNotes(Analysis, nullptr, Open.Root);
+    for (SourceLocation Other : llvm::drop_begin(Group.Locs))
+      diag(Other, "this path also returns with the capture open",
+           DiagnosticIDs::Note);
+    addChainNotes(Analysis, nullptr, Group.Root);
   }
 }
 

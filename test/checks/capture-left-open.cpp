@@ -34,6 +34,22 @@ cudaError_t macroReturn(cudaStream_t s, cudaGraph_t *g) {
   return cudaSuccess;
 }
 
+// Positive, reported once: every exit of one capture has the same fix, so the
+// first carries the warning and the others are notes.
+cudaError_t manyExits(cudaStream_t s, cudaGraph_t *g) {
+  RETURN_IF_ERROR(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  RETURN_IF_ERROR(launchAll(s));
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: this path returns while the capture it began is still open
+  RETURN_IF_ERROR(launchAll(s));
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: this path also returns with the capture open
+  if (launchAll(s) != cudaSuccess)
+    return cudaErrorUnknown;
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: note: this path also returns with the capture open
+  // CHECK-MESSAGES: :[[@LINE-8]]:19: note: CUDA graph capture begins here (global mode)
+  RETURN_IF_ERROR(cudaStreamEndCapture(s, g));
+  return cudaSuccess;
+}
+
 // Positive: libtorch.
 bool torchEarlyReturn(at::cuda::CUDAGraph &graph, bool ready) {
   graph.capture_begin();
