@@ -403,7 +403,20 @@ def score(results, triage_path):
               f"(TRUE {true}, FALSE {false})")
     else:
         print("  precision: no labeled findings appear")
+    per_check = {}
+    for key in current:
+        if key in labels:
+            row = per_check.setdefault(key[1], [0, 0])
+            row[0 if labels[key][0] == "TRUE" else 1] += 1
+    for check, (t, fl) in sorted(per_check.items()):
+        print(f"    {check:34} TRUE {t:3}  FALSE {fl:3}")
     print(f"  MISSED hazards listed: {len(missed)}")
+    for m in missed:
+        print(f"    {m['key']} {m['hazard']}")
+    if labels:
+        print("  findings now, with their labels:")
+        for key, check in sorted(k for k in current if k in labels):
+            print(f"    {labels[(key, check)][0]:5} {key} {check}")
     if unlabeled:
         print(f"  not labeled yet: {len(unlabeled)}")
         for key, check in sorted(unlabeled):
