@@ -15,6 +15,7 @@ public:
         "cudagraph-capture-left-open");
     Factories.registerCheck<DataDependentBranchCheck>(
         "cudagraph-data-dependent-branch");
+    Factories.registerCheck<ApiHazardCheck>("cudagraph-device-alloc");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-host-sync");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-pinned-alloc");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-status-query");

@@ -1,0 +1,91 @@
+// RUN: %check_cudagraph_tidy %s cudagraph-device-alloc %t -- -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+#include <ATen/cuda/CUDAGraph.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <torch/torch.h>
+
+// Positive: the runtime and driver allocation APIs inside a region.
+void raw(cudaStream_t s, float *old, size_t n) {
+  cudaGraph_t g;
+  float *scratch = nullptr;
+  void *pitched = nullptr;
+  size_t pitch = 0;
+  CUdeviceptr dptr = 0;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMalloc(&scratch, n * sizeof(float));
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMalloc' allocates or frees device memory during CUDA graph capture: the call fails with cudaErrorStreamCaptureUnsupported (900) in global and thread-local modes
+  // CHECK-MESSAGES: :[[@LINE-3]]:3: note: CUDA graph capture begins here (global mode)
+  cudaMallocManaged(&scratch, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMallocManaged' allocates or frees device memory
+  cudaMallocPitch(&pitched, &pitch, 256, 16);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMallocPitch' allocates or frees device memory
+  cuMemAlloc(&dptr, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cuMemAlloc' allocates or frees device memory
+  cuMemFree(dptr);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cuMemFree' allocates or frees device memory
+  cudaFree(old);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaFree' allocates or frees device memory{{.*}}use cudaMallocAsync/cudaFreeAsync on the capturing stream{{.*}}(hazard: device-malloc)
+  cudaStreamEndCapture(s, &g);
+  cudaFree(scratch); // after capture: fine
+}
+
+// Negative: stream-ordered allocation is captured as graph memory nodes, and
+// pinned host allocation belongs to another check.
+void streamOrdered(cudaStream_t s, size_t n) {
+  cudaGraph_t g;
+  float *scratch = nullptr;
+  CUdeviceptr dptr = 0;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMallocAsync(&scratch, n * sizeof(float), s);
+  cudaFreeAsync(scratch, s);
+  cuMemAllocAsync(&dptr, n, reinterpret_cast<CUstream>(s));
+  cuMemFreeAsync(dptr, reinterpret_cast<CUstream>(s));
+  float *host = nullptr;
+  cudaMallocHost(&host, n);
+  cudaStreamEndCapture(s, &g);
+}
+
+// Relaxed mode allows cudaMalloc and cudaMallocManaged (measured), not
+// cudaFree.
+void relaxed(cudaStream_t s, float *old, size_t n) {
+  cudaGraph_t g;
+  float *scratch = nullptr;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+  cudaMalloc(&scratch, n);
+  cudaMallocManaged(&scratch, n);
+  cudaFree(old);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaFree' allocates or frees device memory
+  // CHECK-MESSAGES: :[[@LINE-5]]:3: note: CUDA graph capture begins here (relaxed mode)
+  cudaStreamEndCapture(s, &g);
+}
+
+// Positive through reach: a project allocator called while capturing; the
+// call in the region leads to the allocation.
+struct Pool {
+  float *grow(size_t n) {
+    float *p = nullptr;
+    cudaMalloc(&p, n);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaMalloc' allocates or frees device memory
+    return p;
+  }
+};
+
+void viaPool(cudaStream_t s, Pool &pool, size_t n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  float *p = pool.grow(n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: note: 'Pool::grow' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE-3]]:3: note: CUDA graph capture begins here (thread-local mode)
+  (void)p;
+  cudaStreamEndCapture(s, &g);
+}
+
+// Negative: libtorch's caching allocator serves tensors created during
+// capture from the graph's private pool.
+void torchAlloc(at::cuda::CUDAGraph &graph, const torch::Tensor &x) {
+  graph.capture_begin();
+  auto y = torch::empty_like(x);
+  auto z = at::empty({4}, x.options());
+  graph.capture_end();
+}
