@@ -669,7 +669,9 @@ private:
     if (Record) {
       if (const Stmt *T = B.getTerminatorStmt())
         F.States.try_emplace(T, S);
-      if (Return && S.capturing())
+      // Returning from main ends the program like exit() does: nothing
+      // goes on using the stream.
+      if (Return && S.capturing() && !F.Function->isMain())
         for (const RegionRoot *R : S.Roots)
           if (R->K != RegionRoot::Kind::Entry)
             OpenReturns.push_back({Return, R});
