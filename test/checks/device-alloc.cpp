@@ -46,17 +46,20 @@ void streamOrdered(cudaStream_t s, size_t n) {
   cudaStreamEndCapture(s, &g);
 }
 
-// Relaxed mode allows cudaMalloc and cudaMallocManaged (measured), not
-// cudaFree.
+// Relaxed mode allows cudaMalloc, cudaMallocManaged and cudaFree (measured);
+// the forms not measured there are still reported.
 void relaxed(cudaStream_t s, float *old, size_t n) {
   cudaGraph_t g;
   float *scratch = nullptr;
+  void *pitched = nullptr;
+  size_t pitch = 0;
   cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
   cudaMalloc(&scratch, n);
   cudaMallocManaged(&scratch, n);
   cudaFree(old);
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaFree' allocates or frees device memory
-  // CHECK-MESSAGES: :[[@LINE-5]]:3: note: CUDA graph capture begins here (relaxed mode)
+  cudaMallocPitch(&pitched, &pitch, 256, 16);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMallocPitch' allocates or frees device memory
+  // CHECK-MESSAGES: :[[@LINE-6]]:3: note: CUDA graph capture begins here (relaxed mode)
   cudaStreamEndCapture(s, &g);
 }
 
