@@ -128,4 +128,12 @@ std::vector<CallSite> collectCalls(const FunctionDecl *FD) {
   return Calls;
 }
 
+const FunctionDecl *directCallee(const Stmt *S) {
+  if (const auto *Call = dyn_cast_or_null<CallExpr>(S))
+    return Call->getDirectCallee();
+  if (const auto *Ctor = dyn_cast_or_null<CXXConstructExpr>(S))
+    return Ctor->getConstructor();
+  return nullptr;
+}
+
 } // namespace clang::cudagraph

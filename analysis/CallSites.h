@@ -38,6 +38,9 @@ struct CallSite {
 /// from one; null otherwise.
 const FunctionDecl *passedCallable(const Expr *Arg);
 
+/// The function a call or construction \p S invokes directly, or null.
+const FunctionDecl *directCallee(const Stmt *S);
+
 /// The site of call or construction \p S followed by the callables it
 /// passes. Appends nothing for other statements.
 void appendCallSites(const Stmt *S, SourceLocation Loc,

@@ -113,11 +113,7 @@ void CaptureAnalysis::addScope(const CapturedScope &Scope) {
 /// Whether a callable passed at \p Site runs on another thread
 /// (std::thread, std::jthread, std::async).
 static bool startsThread(const CallSite &Site) {
-  const FunctionDecl *Starter = nullptr;
-  if (const auto *Ctor = dyn_cast_or_null<CXXConstructExpr>(Site.S))
-    Starter = Ctor->getConstructor();
-  else if (const auto *Call = dyn_cast_or_null<CallExpr>(Site.S))
-    Starter = Call->getDirectCallee();
+  const FunctionDecl *Starter = directCallee(Site.S);
   if (!Starter)
     return false;
   const DeclContext *DC = Starter->getDeclContext();
@@ -342,11 +338,7 @@ void CaptureAnalysis::reachPassedCallables() {
     for (const CallSite &Site : Flows->callsIn(Caller)) {
       if (Site.K != CallSite::Kind::Callable)
         continue;
-      const FunctionDecl *Invoked = nullptr;
-      if (const auto *Call = dyn_cast<CallExpr>(Site.S))
-        Invoked = Call->getDirectCallee();
-      else if (const auto *Ctor = dyn_cast<CXXConstructExpr>(Site.S))
-        Invoked = Ctor->getConstructor();
+      const FunctionDecl *Invoked = directCallee(Site.S);
       if (!Invoked)
         continue;
       auto It = ByFunction.find(Invoked->getCanonicalDecl());
