@@ -9,6 +9,9 @@ namespace clang::cudagraph {
 
 /// How deep the walk goes into library functions that have bodies in headers.
 static constexpr unsigned MaxLibraryDepth = 16;
+/// How many sets of constant arguments a function is analyzed under before
+/// further calls of it are analyzed without them.
+static constexpr unsigned MaxBindingVariants = 8;
 
 //===----------------------------------------------------------------------===//
 // Per-translation-unit cache shared by all checks
@@ -46,7 +49,7 @@ void CaptureAnalysis::reset() { cache().clear(); }
 CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
     : Ctx(Ctx), Code(Ctx.getSourceManager(), Opts.LibraryHeaderRegex),
       Apis(Opts.BeginFunctions, Opts.EndFunctions, Opts.StatusFunctions),
-      Flows(std::make_unique<FlowEngine>(Ctx, Code, Apis)),
+      Flows(std::make_unique<FlowEngine>(Ctx, Code, Apis)), Values(Ctx),
       CapturedPatterns(Opts.CapturedFunctions) {}
 
 CaptureAnalysis::~CaptureAnalysis() = default;
@@ -79,6 +82,8 @@ CaptureContext CapturedScope::resolve(const CaptureState &State) const {
 
 std::optional<CaptureContext>
 CapturedScope::contextOf(const Stmt *S) const {
+  if (Values && Values->Dead.contains(S))
+    return std::nullopt;
   const CaptureState *State = Flow->stateAt(S);
   if (!State || !State->capturing())
     return std::nullopt;
@@ -104,7 +109,8 @@ void CaptureAnalysis::addScope(const CapturedScope &Scope) {
   ScopesByFunction[Scope.Function].push_back(Scopes.size());
   Scopes.push_back(Scope);
   for (const FlowSite &FS : Scope.Flow->Sites)
-    addSite(FS.Site, Scope.resolve(FS.State), Scope.Function);
+    if (!Scope.Values || !Scope.Values->isDead(FS.Site))
+      addSite(FS.Site, Scope.resolve(FS.State), Scope.Function, Scope.Values);
   for (const ParamCall &PC : Scope.Flow->ParamCalls)
     ParamInvocations.push_back(
         {Scope.Function, PC.Param, Scope.resolve(PC.State)});
@@ -127,7 +133,8 @@ static bool startsThread(const CallSite &Site) {
 }
 
 void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
-                              const FunctionDecl *Function) {
+                              const FunctionDecl *Function,
+                              const ValueResult *CallerValues) {
   CaptureContext C = Ctx;
   // Another thread's calls touch this capture only in global mode.
   if (Site.K == CallSite::Kind::Callable && startsThread(Site)) {
@@ -139,7 +146,7 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
   if (Site.K != CallSite::Kind::Callable &&
       Flows->eventOf(Site.Callee) == CaptureEvent::Begin)
     return;
-  Sites.push_back({Site, C, Function});
+  Sites.push_back({Site, C, Function, CallerValues});
   // A virtual call may run any override the translation unit defines.
   if (const auto *M = dyn_cast_or_null<CXXMethodDecl>(Site.Callee);
       M && M->isVirtual() && !C.StreamGuarded)
@@ -147,12 +154,13 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
       if (const auto *ME = dyn_cast<MemberExpr>(MC->getCallee()->IgnoreParens());
           ME && !ME->hasQualifier())
         for (const FunctionDecl *Override : overridersOf(M))
-          reach(Override, Site, C);
+          reach(Override, Site, C, nullptr,
+                Values.passed(Site, Override, CallerValues));
   const FunctionDecl *Def = definitionOf(Site.Callee);
   if (!Def)
     return;
   if (Code.isUserLocation(Def->getLocation())) {
-    reach(Def, Site, C);
+    reach(Def, Site, C, nullptr, Values.passed(Site, Def, CallerValues));
     return;
   }
   if (Def->isInStdNamespace() || C.StreamGuarded)
@@ -175,7 +183,7 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
     InnerCtx.Chain = &Entry;
     InnerCtx.StreamGuarded = LS.StreamGuarded;
     if (!LS.Conditional)
-      Sites.push_back({LS.Site, InnerCtx, Function});
+      Sites.push_back({LS.Site, InnerCtx, Function, nullptr});
     // Library templates call back into user code (functors, lambdas).
     if (const FunctionDecl *InnerDef = definitionOf(LS.Site.Callee))
       if (Code.isUserLocation(InnerDef->getLocation()) && !LS.StreamGuarded)
@@ -185,12 +193,17 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
 
 void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
                             const CaptureContext &C,
-                            const FunctionDecl *Invoker) {
+                            const FunctionDecl *Invoker, Bindings Args) {
   if (C.StreamGuarded)
     return; // only device-wide waits matter there, and they are calls here
-  auto Key = std::make_pair(Def, C.Modes);
+  if (!Args.empty() && !Reached.count({Def, C.Modes, Args.key()}) &&
+      Variants[{Def, C.Modes}] >= MaxBindingVariants)
+    Args = Bindings();
+  auto Key = std::make_tuple(Def, C.Modes, Args.key());
   if (Reached.count(Key))
     return;
+  if (!Args.empty())
+    ++Variants[{Def, C.Modes}];
   Reach &R = Reaches.emplace_back();
   R.Function = Def;
   R.Site = Site;
@@ -198,6 +211,7 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
   R.Root = C.Root;
   R.Modes = C.Modes;
   R.Invoker = Invoker;
+  R.Args = std::move(Args);
   Reached[Key] = &R;
   Worklist.push_back(&R);
 }
@@ -412,6 +426,14 @@ static bool isTorchType(QualType T) {
   return RD && isTorchDecl(RD);
 }
 
+bool CaptureAnalysis::choosesSafeForm(const CapturedSite &Site,
+                                      const Hazard &H) {
+  if (H.SafeForms.empty() || !Site.Site.S)
+    return false;
+  return Values.hasSafeSibling(Site.Function, Site.Site.S, H.SafeForms,
+                               Site.Values);
+}
+
 bool CaptureAnalysis::isLibtorchCode(const FunctionDecl *FD) {
   if (!FD)
     return false;
@@ -442,7 +464,7 @@ void CaptureAnalysis::run() {
       return P.second.capturing();
     });
     if (Captures)
-      addScope({FD, nullptr, &Flow, nullptr, 0});
+      addScope({FD, nullptr, &Flow, nullptr, 0, nullptr});
     for (auto [Return, Root] : Flow.OpenReturns)
       OpenReturns.push_back({FD, Return, Root});
   }
@@ -466,7 +488,8 @@ void CaptureAnalysis::run() {
       const Reach *R = Worklist.front();
       Worklist.pop_front();
       const FunctionFlow &Flow = Flows->flow(R->Function, true);
-      addScope({R->Function, R, &Flow, R->Root, R->Modes});
+      addScope({R->Function, R, &Flow, R->Root, R->Modes,
+                Values.under(R->Function, R->Args)});
     }
     size_t Before = Reaches.size();
     reachPassedCallables();

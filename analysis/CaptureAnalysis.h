@@ -27,10 +27,12 @@
 #include "CaptureApis.h"
 #include "FunctionFlow.h"
 #include "UserCode.h"
+#include "ValueFacts.h"
 #include "clang/AST/DeclCXX.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +68,8 @@ struct Reach {
   /// Reached as a callable passed at Site to Invoker, which calls it while
   /// capturing.
   const FunctionDecl *Invoker = nullptr;
+  /// Constants Site passes to Function's parameters.
+  Bindings Args;
 };
 
 /// Under which capture a statement runs.
@@ -86,6 +90,8 @@ struct CapturedSite {
   /// The user function whose call this is, or that calls into the library
   /// code holding it.
   const FunctionDecl *Function = nullptr;
+  /// What constant arguments decide in Function's body (null: nothing).
+  const ValueResult *Values = nullptr;
 };
 
 /// A function body, or part of it, that runs under capture.
@@ -96,6 +102,8 @@ struct CapturedScope {
   /// The capture open at entry (for reached functions) and its modes.
   const RegionRoot *EntryRoot = nullptr;
   ModeSet EntryModes = 0;
+  /// What the constants passed to Function decide (null: nothing).
+  const ValueResult *Values = nullptr;
 
   /// The context of a state of this scope's flow.
   CaptureContext resolve(const CaptureState &State) const;
@@ -128,6 +136,11 @@ public:
   std::optional<CaptureContext> contextOf(const FunctionDecl *FD,
                                           const Stmt *S) const;
 
+  /// Whether \p Site uses \p H in one arm of a per-value choice whose
+  /// other arm does the work in a capture-safe form, and no constant
+  /// argument fixes the choice.
+  bool choosesSafeForm(const CapturedSite &Site, const Hazard &H);
+
   ASTContext &context() const { return Ctx; }
   CodeClassifier &code() { return Code; }
   FlowEngine &flows() { return *Flows; }
@@ -147,9 +160,10 @@ private:
   void run();
   void addScope(const CapturedScope &Scope);
   void addSite(const CallSite &Site, const CaptureContext &Ctx,
-               const FunctionDecl *Function);
+               const FunctionDecl *Function, const ValueResult *Values);
   void reach(const FunctionDecl *Def, const CallSite &Site,
-             const CaptureContext &Ctx, const FunctionDecl *Invoker = nullptr);
+             const CaptureContext &Ctx, const FunctionDecl *Invoker = nullptr,
+             Bindings Args = Bindings());
   void reachPassedCallables();
   /// User overrides of \p M a virtual call of it may dispatch to.
   llvm::ArrayRef<const FunctionDecl *> overridersOf(const CXXMethodDecl *M);
@@ -171,6 +185,7 @@ private:
   CodeClassifier Code;
   CaptureApis Apis;
   std::unique_ptr<FlowEngine> Flows;
+  ValueFacts Values;
   NamePatterns CapturedPatterns;
   llvm::DenseMap<const FunctionDecl *, bool> LibtorchCache;
   std::optional<llvm::DenseMap<const CXXMethodDecl *,
@@ -180,8 +195,12 @@ private:
   std::vector<const FunctionDecl *> UserFunctions;
   std::deque<Reach> Reaches;
   std::deque<RegionRoot> ListedRoots;
-  llvm::DenseMap<std::pair<const FunctionDecl *, ModeSet>, const Reach *>
+  /// Reaches by function, modes and constant arguments.
+  std::map<std::tuple<const FunctionDecl *, ModeSet, std::string>,
+           const Reach *>
       Reached;
+  /// How many argument bindings each function and mode set was reached with.
+  llvm::DenseMap<std::pair<const FunctionDecl *, ModeSet>, unsigned> Variants;
   std::deque<const Reach *> Worklist;
   /// Functions that invoke a parameter while capturing, and the context.
   struct ParamInvocation {

@@ -95,6 +95,7 @@ std::vector<Hazard> buildCatalog() {
       {Mode, NamePatterns(Names), llvm::StringRef(Names).empty()});
 #define CUDAGRAPH_HAZARD_DEVICE_WIDE(Id) Find(Id).DeviceWide = true;
 #define CUDAGRAPH_HAZARD_TORCH_INSTEAD(Id, Instead) Find(Id).TorchInstead = Instead;
+#define CUDAGRAPH_HAZARD_SAFE_FORM(Id, Names) Find(Id).SafeForms.add(Names);
 #include "Hazards.def"
   return Catalog;
 }
@@ -126,6 +127,7 @@ std::vector<Hazard> hazardsForCheck(llvm::StringRef CheckName,
     Extra.Effect = "is listed as a capture hazard for this check";
     Extra.AllowedIn.clear();
     Extra.DeviceWide = false;
+    Extra.SafeForms = NamePatterns();
     Result.push_back(std::move(Extra));
   }
   return Result;

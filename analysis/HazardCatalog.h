@@ -88,6 +88,10 @@ struct Hazard {
     bool AllNames;
   };
   llvm::SmallVector<Allowance, 1> AllowedIn;
+  /// Calls doing the same work in a form capture records; code choosing
+  /// between them and the hazard by a value is reported only when a
+  /// constant selects the hazard.
+  NamePatterns SafeForms;
 
   /// Whether every mode in \p Modes allows a call of \p Api (its matching
   /// name; may be empty for hazards without an API list).

@@ -18,7 +18,7 @@ void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
   for (const CapturedSite &Site : Analysis.sites()) {
     MatchContext Where{Site.Ctx.Modes, Site.Ctx.StreamGuarded};
     const Hazard *H = matchHazard(Analysis.code(), Hazards, Site.Site, Where);
-    if (!H)
+    if (!H || Analysis.choosesSafeForm(Site, *H))
       continue;
     const Reach *Via = nullptr;
     SourceLocation Loc = anchorOf(Analysis, Site, Via);

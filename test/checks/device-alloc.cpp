@@ -92,3 +92,89 @@ void torchAlloc(at::cuda::CUDAGraph &graph, const torch::Tensor &x) {
   auto z = at::empty({4}, x.options());
   graph.capture_end();
 }
+
+// A project allocator that picks the allocation API by a memory-kind
+// argument: a constant argument decides the switch, so only the arm it
+// selects runs under capture.
+enum class Space { Managed, Device, Stream, Pinned };
+
+struct Arena {
+  void *take(size_t bytes, Space space, cudaStream_t s) {
+    void *p = nullptr;
+    if (space == Space::Managed && !managedOk)
+      space = Space::Pinned;
+    switch (space) {
+    case Space::Managed:
+      cudaMallocManaged(&p, bytes);
+      break;
+    case Space::Device:
+      cudaMalloc(&p, bytes);
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaMalloc' allocates or frees device memory
+      break;
+    case Space::Stream:
+      cudaMallocAsync(&p, bytes, s);
+      break;
+    case Space::Pinned:
+      cudaMallocHost(&p, bytes);
+      break;
+    }
+    return p;
+  }
+  // The kind is passed on: the constant travels with it.
+  void *scratch(size_t bytes, Space space, cudaStream_t s) {
+    return take(bytes * 2, space, s);
+  }
+  // The kind comes from a table at run time: which arm runs is unknown, and
+  // one arm releases on the stream, so the code chooses per allocation.
+  void give(void *p, cudaStream_t s) {
+    switch (kinds[reinterpret_cast<unsigned long>(p) & 3]) {
+    case Space::Managed:
+    case Space::Device:
+      cudaFree(p);
+      break;
+    case Space::Stream:
+      cudaFreeAsync(p, s);
+      break;
+    default:
+      break;
+    }
+  }
+  bool managedOk = true;
+  Space kinds[4];
+};
+
+void arenaStreamOrdered(cudaStream_t s, Arena &arena, size_t n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  void *a = arena.take(n, Space::Stream, s);
+  void *b = arena.scratch(n, Space::Stream, s);
+  arena.give(a, s);
+  arena.give(b, s);
+  cudaStreamEndCapture(s, &g);
+}
+
+void arenaDevice(cudaStream_t s, Arena &arena, size_t n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  void *a = arena.scratch(n, Space::Device, s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: note: 'Arena::scratch' is called here during capture
+  (void)a;
+  cudaStreamEndCapture(s, &g);
+}
+
+// A runtime choice with no capture-safe arm is still a finding.
+void growIfNeeded(void **p, size_t have, size_t want) {
+  if (want > have) {
+    cudaFree(*p);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaFree' allocates or frees device memory
+    cudaMalloc(p, want);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaMalloc' allocates or frees device memory
+  }
+}
+
+void growing(cudaStream_t s, void **p, size_t have, size_t want) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  growIfNeeded(p, have, want);
+  cudaStreamEndCapture(s, &g);
+}

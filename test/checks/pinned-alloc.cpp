@@ -103,3 +103,38 @@ void helpers(cudaStream_t s) {
   lazy();
   cudaStreamEndCapture(s, &g);
 }
+
+// A release chosen per pointer by the kind recorded at allocation: one arm
+// frees on the stream, so which arm a capture runs is the program's choice,
+// not reported; a constant kind passed by the caller decides it.
+enum class HostKind { Pinned, StreamOrdered };
+
+void releaseByKind(void *p, HostKind kind, cudaStream_t s) {
+  if (kind == HostKind::Pinned)
+    cudaFreeHost(p);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaFreeHost' releases page-locked host memory
+  else
+    cudaFreeAsync(p, s);
+}
+
+struct Registry {
+  HostKind kindOf(void *p) const { return kinds[reinterpret_cast<unsigned long>(p) & 1]; }
+  HostKind kinds[2];
+};
+
+void releaseRecorded(cudaStream_t s, const Registry &reg, void *a, void *b) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  releaseByKind(a, reg.kindOf(a), s);
+  releaseByKind(b, HostKind::StreamOrdered, s);
+  cudaStreamEndCapture(s, &g);
+}
+
+void releasePinned(cudaStream_t s, void *a) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  releaseByKind(a, HostKind::Pinned, s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'releaseByKind' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE-3]]:3: note: CUDA graph capture begins here (global mode)
+  cudaStreamEndCapture(s, &g);
+}
