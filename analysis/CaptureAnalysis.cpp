@@ -4,6 +4,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
 
 namespace clang::cudagraph {
 
@@ -82,7 +83,7 @@ CaptureContext CapturedScope::resolve(const CaptureState &State) const {
 
 std::optional<CaptureContext>
 CapturedScope::contextOf(const Stmt *S) const {
-  if (Values && Values->Dead.contains(S))
+  if ((Values && Values->Dead.contains(S)) || (Cold && Cold->contains(S)))
     return std::nullopt;
   const CaptureState *State = Flow->stateAt(S);
   if (!State || !State->capturing())
@@ -109,7 +110,8 @@ void CaptureAnalysis::addScope(const CapturedScope &Scope) {
   ScopesByFunction[Scope.Function].push_back(Scopes.size());
   Scopes.push_back(Scope);
   for (const FlowSite &FS : Scope.Flow->Sites)
-    if (!Scope.Values || !Scope.Values->isDead(FS.Site))
+    if ((!Scope.Values || !Scope.Values->isDead(FS.Site)) &&
+        !(Scope.Cold && FS.Site.S && Scope.Cold->contains(FS.Site.S)))
       addSite(FS.Site, Scope.resolve(FS.State), Scope.Function, Scope.Values);
   for (const ParamCall &PC : Scope.Flow->ParamCalls)
     ParamInvocations.push_back(
@@ -199,7 +201,8 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
   if (!Args.empty() && !Reached.count({Def, C.Modes, Args.key()}) &&
       Variants[{Def, C.Modes}] >= MaxBindingVariants)
     Args = Bindings();
-  auto Key = std::make_tuple(Def, C.Modes, Args.key());
+  bool Warm = warmedUpBefore(C.Root, Def);
+  auto Key = std::make_tuple(Def, C.Modes, Args.key() + (Warm ? "warm" : ""));
   if (Reached.count(Key))
     return;
   if (!Args.empty())
@@ -212,8 +215,40 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
   R.Modes = C.Modes;
   R.Invoker = Invoker;
   R.Args = std::move(Args);
+  R.WarmedUp = Warm;
   Reached[Key] = &R;
   Worklist.push_back(&R);
+}
+
+bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
+                                     const FunctionDecl *Def) {
+  if (!Root || !Def)
+    return false;
+  const FunctionDecl *Holder = nullptr;
+  SourceLocation Begin;
+  if (Root->K == RegionRoot::Kind::BeginApi && Root->Call) {
+    Holder = Root->Owner;
+    Begin = Root->Call->getBeginLoc();
+  } else if (Root->K == RegionRoot::Kind::Wrapper && Root->Via) {
+    Holder = definitionOf(Root->Via);
+    if (Holder)
+      for (const CallSite &Site : Flows->callsIn(Holder))
+        if (Site.K == CallSite::Kind::Call && Site.S &&
+            Flows->eventOf(Site.Callee) == CaptureEvent::Begin) {
+          Begin = Site.S->getBeginLoc();
+          break;
+        }
+  }
+  if (!Holder || Begin.isInvalid())
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  for (const CallSite &Site : Flows->callsIn(Holder))
+    if (Site.K == CallSite::Kind::Call && Site.S &&
+        definitionOf(Site.Callee) == Def &&
+        SM.isBeforeInTranslationUnit(SM.getExpansionLoc(Site.S->getBeginLoc()),
+                                     SM.getExpansionLoc(Begin)))
+      return true;
+  return false;
 }
 
 namespace {
@@ -268,12 +303,87 @@ private:
 
 const llvm::DenseSet<const Stmt *> &
 CaptureAnalysis::conditionalStmts(const FunctionDecl *FD) {
-  auto It = ConditionalCache.find(FD);
-  if (It != ConditionalCache.end())
-    return It->second;
-  llvm::DenseSet<const Stmt *> Set;
-  ConditionalCollector(Set).walk(FD->getBody(), false);
-  return ConditionalCache[FD] = std::move(Set);
+  std::unique_ptr<llvm::DenseSet<const Stmt *>> &Set = ConditionalCache[FD];
+  if (!Set) {
+    Set = std::make_unique<llvm::DenseSet<const Stmt *>>();
+    ConditionalCollector(*Set).walk(FD->getBody(), false);
+  }
+  return *Set;
+}
+
+/// The variables and fields \p S reads.
+static void collectReads(const Stmt *S, llvm::DenseSet<const Decl *> &Out) {
+  if (!S || isa<LambdaExpr>(S))
+    return;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    if (isa<VarDecl>(DRE->getDecl()))
+      Out.insert(DRE->getDecl()->getCanonicalDecl());
+  if (const auto *ME = dyn_cast<MemberExpr>(S))
+    if (isa<FieldDecl>(ME->getMemberDecl()))
+      Out.insert(ME->getMemberDecl()->getCanonicalDecl());
+  for (const Stmt *Child : S->children())
+    collectReads(Child, Out);
+}
+
+/// Whether \p E names one of \p Decls (through members and subscripts).
+static bool namesAny(const Expr *E, const llvm::DenseSet<const Decl *> &Decls) {
+  llvm::DenseSet<const Decl *> Named;
+  collectReads(E, Named);
+  return llvm::any_of(Named, [&](const Decl *D) { return Decls.contains(D); });
+}
+
+/// Whether \p S writes one of \p Decls: assigns, increments, or calls a
+/// non-const method on it (insert, emplace, reset, ...).
+static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls) {
+  if (!S || isa<LambdaExpr>(S))
+    return false;
+  if (const auto *BO = dyn_cast<BinaryOperator>(S);
+      BO && BO->isAssignmentOp() && namesAny(BO->getLHS(), Decls))
+    return true;
+  if (const auto *UO = dyn_cast<UnaryOperator>(S);
+      UO && UO->isIncrementDecrementOp() && namesAny(UO->getSubExpr(), Decls))
+    return true;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+      Op && Op->isAssignmentOp() && Op->getNumArgs() > 0 &&
+      namesAny(Op->getArg(0), Decls))
+    return true;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
+    if (const CXXMethodDecl *M = MC->getMethodDecl();
+        M && !M->isConst() && MC->getImplicitObjectArgument() &&
+        namesAny(MC->getImplicitObjectArgument(), Decls))
+      return true;
+  for (const Stmt *Child : S->children())
+    if (writesAny(Child, Decls))
+      return true;
+  return false;
+}
+
+static void collectFirstUse(const Stmt *S, llvm::DenseSet<const Stmt *> &Out) {
+  if (!S || isa<LambdaExpr>(S))
+    return;
+  if (const auto *If = dyn_cast<IfStmt>(S)) {
+    llvm::DenseSet<const Decl *> Reads;
+    collectReads(If->getCond(), Reads);
+    if (const auto *DS = If->getConditionVariableDeclStmt())
+      collectReads(DS, Reads);
+    if (const Stmt *Init = If->getInit())
+      collectReads(Init, Reads);
+    for (const Stmt *Arm : {If->getThen(), If->getElse()})
+      if (Arm && !Reads.empty() && writesAny(Arm, Reads))
+        ConditionalCollector(Out).walk(Arm, true);
+  }
+  for (const Stmt *Child : S->children())
+    collectFirstUse(Child, Out);
+}
+
+const llvm::DenseSet<const Stmt *> &
+CaptureAnalysis::firstUseStmts(const FunctionDecl *FD) {
+  std::unique_ptr<llvm::DenseSet<const Stmt *>> &Set = FirstUseCache[FD];
+  if (!Set) {
+    Set = std::make_unique<llvm::DenseSet<const Stmt *>>();
+    collectFirstUse(FD->getBody(), *Set);
+  }
+  return *Set;
 }
 
 llvm::ArrayRef<CaptureAnalysis::LibrarySite>
@@ -464,7 +574,7 @@ void CaptureAnalysis::run() {
       return P.second.capturing();
     });
     if (Captures)
-      addScope({FD, nullptr, &Flow, nullptr, 0, nullptr});
+      addScope({FD, nullptr, &Flow, nullptr, 0, nullptr, nullptr});
     for (auto [Return, Root] : Flow.OpenReturns)
       OpenReturns.push_back({FD, Return, Root});
   }
@@ -489,7 +599,8 @@ void CaptureAnalysis::run() {
       Worklist.pop_front();
       const FunctionFlow &Flow = Flows->flow(R->Function, true);
       addScope({R->Function, R, &Flow, R->Root, R->Modes,
-                Values.under(R->Function, R->Args)});
+                Values.under(R->Function, R->Args),
+                R->WarmedUp ? &firstUseStmts(R->Function) : nullptr});
     }
     size_t Before = Reaches.size();
     reachPassedCallables();

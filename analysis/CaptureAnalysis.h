@@ -70,6 +70,9 @@ struct Reach {
   const FunctionDecl *Invoker = nullptr;
   /// Constants Site passes to Function's parameters.
   Bindings Args;
+  /// Function already ran on this path before the capture began (a warm-up
+  /// call next to the begin): its first-use branches are done.
+  bool WarmedUp = false;
 };
 
 /// Under which capture a statement runs.
@@ -104,6 +107,9 @@ struct CapturedScope {
   ModeSet EntryModes = 0;
   /// What the constants passed to Function decide (null: nothing).
   const ValueResult *Values = nullptr;
+  /// Statements that do not run here: the branches of a function warmed up
+  /// before the capture began (null: none).
+  const llvm::DenseSet<const Stmt *> *Cold = nullptr;
 
   /// The context of a state of this scope's flow.
   CaptureContext resolve(const CaptureState &State) const;
@@ -165,6 +171,9 @@ private:
              const CaptureContext &Ctx, const FunctionDecl *Invoker = nullptr,
              Bindings Args = Bindings());
   void reachPassedCallables();
+  /// Whether the function holding \p Root's begin (or the begin wrapper)
+  /// calls \p Def before the capture begins.
+  bool warmedUpBefore(const RegionRoot *Root, const FunctionDecl *Def);
   /// User overrides of \p M a virtual call of it may dispatch to.
   llvm::ArrayRef<const FunctionDecl *> overridersOf(const CXXMethodDecl *M);
   struct LibrarySite {
@@ -177,6 +186,10 @@ private:
   };
   /// The statements of \p FD's body that run only on some paths.
   const llvm::DenseSet<const Stmt *> &conditionalStmts(const FunctionDecl *FD);
+  /// The statements of \p FD's first-use branches: an if/else arm that
+  /// changes what its condition reads (`if (!ready) { ...; ready = true; }`,
+  /// a cache miss that inserts), done once a call has taken it.
+  const llvm::DenseSet<const Stmt *> &firstUseStmts(const FunctionDecl *FD);
   /// Every call inside the library code that \p Def (a library function)
   /// reaches, following library callees up to a depth limit.
   llvm::ArrayRef<LibrarySite> librarySites(const FunctionDecl *Def);
@@ -195,7 +208,7 @@ private:
   std::vector<const FunctionDecl *> UserFunctions;
   std::deque<Reach> Reaches;
   std::deque<RegionRoot> ListedRoots;
-  /// Reaches by function, modes and constant arguments.
+  /// Reaches by function, modes, constant arguments and warm-up.
   std::map<std::tuple<const FunctionDecl *, ModeSet, std::string>,
            const Reach *>
       Reached;
@@ -210,8 +223,10 @@ private:
   };
   std::vector<ParamInvocation> ParamInvocations;
   llvm::DenseMap<const FunctionDecl *, std::vector<LibrarySite>> LibraryCache;
-  llvm::DenseMap<const FunctionDecl *, llvm::DenseSet<const Stmt *>>
-      ConditionalCache;
+  /// Boxed: scopes keep pointers to these sets while the map grows.
+  llvm::DenseMap<const FunctionDecl *,
+                 std::unique_ptr<llvm::DenseSet<const Stmt *>>>
+      ConditionalCache, FirstUseCache;
   std::vector<CapturedSite> Sites;
   std::vector<CapturedScope> Scopes;
   std::vector<OpenReturn> OpenReturns;

@@ -320,6 +320,7 @@ const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
     return Known;
   RegionRoot &R = Roots.emplace_back();
   R.Loc = Code.visibleLoc(Loc);
+  R.Call = S;
   R.Owner = Owner;
   llvm::StringRef Name = Code.nameOf(Callee);
   if (Apis.eventOf(Callee, Name) == CaptureEvent::Begin) {

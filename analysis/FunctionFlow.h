@@ -41,6 +41,7 @@ struct RegionRoot {
   };
   Kind K = Kind::BeginApi;
   SourceLocation Loc;
+  const Stmt *Call = nullptr;          // the begin call or construction
   const FunctionDecl *Owner = nullptr; // where the begin is
   const FunctionDecl *Via = nullptr;   // the wrapper or guard constructor
   ModeSet Modes = AnyMode;
@@ -120,6 +121,8 @@ public:
   bool hasEvents(const FunctionDecl *FD);
   /// The flow of \p Def entered with no capture open, or with one open.
   const FunctionFlow &flow(const FunctionDecl *Def, bool EntryCapturing);
+  /// Every region root made so far (begins of analyzed functions).
+  const std::deque<RegionRoot> &roots() const { return Roots; }
   /// The placeholder root of flows entered with a capture open.
   const RegionRoot *entryRoot() const { return &EntryRootObject; }
   /// Calls in \p FD in source order (cached; locations made visible).

@@ -36,6 +36,8 @@ enum class HazardKind {
   HostUpload,
   TensorPrint,
   PinnedFlag,
+  LegacyStream,
+  DefaultStreamBegin,
   Branch,
   LeftOpen,
   RuntimeOnly

@@ -265,8 +265,105 @@ static bool readsHostTensor(const CallExpr *Call) {
          isHostTensor(Call->getArg(0));
 }
 
+static bool isStreamType(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  if (!T->isPointerType())
+    return false;
+  const auto *RD = T->getPointeeType()->getAsRecordDecl();
+  return RD && RD->getName() == "CUstream_st";
+}
+
+/// A call of c10::cuda::getDefaultCUDAStream, possibly converted to a
+/// cudaStream_t or a c10::Stream.
+static bool isTorchDefaultStream(const Expr *E) {
+  E = unwrap(E);
+  if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(E);
+      MC && isa_and_nonnull<CXXConversionDecl>(MC->getMethodDecl()))
+    E = unwrap(MC->getImplicitObjectArgument());
+  const auto *Call = dyn_cast_or_null<CallExpr>(E);
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  return FD && FD->getIdentifier() && FD->getName() == "getDefaultCUDAStream";
+}
+
+StreamValue streamValue(const Expr *E, const ASTContext &Ctx) {
+  if (!E)
+    return StreamValue::Unknown;
+  if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(E))
+    E = DA->getExpr();
+  if (isTorchDefaultStream(E))
+    return StreamValue::Default;
+  // 0, NULL, nullptr, (cudaStream_t)0x1 (cudaStreamLegacy), 0x2 (per-thread)
+  const Expr *Inner = E->IgnoreParenCasts();
+  if (Inner->isValueDependent() || Inner->isTypeDependent())
+    return StreamValue::Unknown;
+  if (Inner->getType()->isNullPtrType())
+    return StreamValue::Default;
+  Expr::EvalResult R;
+  if (!Inner->getType()->isIntegerType() || !Inner->EvaluateAsInt(R, Ctx))
+    return StreamValue::Unknown;
+  switch (R.Val.getInt().getLimitedValue()) {
+  case 0:
+    return StreamValue::Default;
+  case 1:
+    return StreamValue::Legacy;
+  case 2:
+    return StreamValue::PerThread;
+  default:
+    return StreamValue::Unknown;
+  }
+}
+
+const Expr *streamArgument(const CallExpr *Call) {
+  if (!Call)
+    return nullptr;
+  if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(Call)) {
+    const CallExpr *Config = Launch->getConfig();
+    return Config && Config->getNumArgs() >= 4 ? Config->getArg(3) : nullptr;
+  }
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return nullptr;
+  unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD);
+  for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I)
+    if (isStreamType(FD->getParamDecl(I)->getType()))
+      return I + Offset < Call->getNumArgs() ? Call->getArg(I + Offset)
+                                             : nullptr;
+  return nullptr;
+}
+
+/// Work sent to the legacy default stream: a launch or stream-taking API
+/// call given stream 0 (or none), or a libtorch guard or setter making the
+/// default stream current.
+static bool usesLegacyStream(const Hazard &H, CodeClassifier &Code,
+                             const FunctionDecl *FD, const Stmt *S,
+                             bool PerThread) {
+  ASTContext &Ctx = FD->getASTContext();
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(S)) {
+    const CXXRecordDecl *RD = Construct->getConstructor()->getParent();
+    return RD && RD->getIdentifier() &&
+           (RD->getName() == "CUDAStreamGuard" ||
+            RD->getName() == "OptionalCUDAStreamGuard") &&
+           Construct->getNumArgs() >= 1 &&
+           isTorchDefaultStream(Construct->getArg(0)) && !PerThread;
+  }
+  const auto *Call = dyn_cast_or_null<CallExpr>(S);
+  if (!Call)
+    return false;
+  if (!isa<CUDAKernelCallExpr>(Call)) {
+    StringRef Name = stripCudaApiSuffix(Code.nameOf(FD));
+    if (Name.ends_with("setCurrentCUDAStream"))
+      return Call->getNumArgs() >= 1 && isTorchDefaultStream(Call->getArg(0)) &&
+             !PerThread;
+    if (!H.Names.matches(Name))
+      return false;
+  }
+  return isLegacyStream(streamValue(streamArgument(Call), Ctx), PerThread);
+}
+
 static bool usesHazard(const Hazard &H, CodeClassifier &Code,
-                       const FunctionDecl *FD, const CallExpr *Call) {
+                       const FunctionDecl *FD, const Stmt *S,
+                       const MatchContext &Where) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(S);
   switch (H.Kind) {
   case HazardKind::Callee:
     if (!H.Names.matches(Code.nameOf(FD)))
@@ -281,6 +378,9 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
     return Call && isTensorPrint(FD, Call);
   case HazardKind::PinnedFlag:
     return Call && passesTrueToParam(Call, H.Names, FD->getASTContext());
+  case HazardKind::LegacyStream:
+    return usesLegacyStream(H, Code, FD, S, Where.PerThreadDefaultStream);
+  case HazardKind::DefaultStreamBegin: // judged at the begin, not as work
   case HazardKind::Branch:
   case HazardKind::LeftOpen:
   case HazardKind::RuntimeOnly:
@@ -294,11 +394,10 @@ const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,
   const FunctionDecl *FD = Site.Callee;
   if (!FD || FD->isInvalidDecl() || Site.K == CallSite::Kind::Callable)
     return nullptr;
-  const auto *Call = dyn_cast_or_null<CallExpr>(Site.S);
   for (const Hazard &H : Hazards) {
     if (Where.StreamGuarded && !H.DeviceWide)
       continue;
-    if (!usesHazard(H, Code, FD, Call))
+    if (!usesHazard(H, Code, FD, Site.S, Where))
       continue;
     if (H.allowedInAll(Where.Modes, Code.nameOf(FD)))
       continue;

@@ -19,7 +19,31 @@ namespace clang::cudagraph {
 struct MatchContext {
   ModeSet Modes = AnyMode;
   bool StreamGuarded = false;
+  /// Stream 0 means the per-thread default stream in this translation unit
+  /// (`--default-stream per-thread`, CUDA_API_PER_THREAD_DEFAULT_STREAM).
+  bool PerThreadDefaultStream = false;
 };
+
+/// What a stream argument names.
+enum class StreamValue {
+  Unknown,
+  Default,   // 0, nullptr, or left out: the legacy stream, or the
+             // per-thread stream when that is the default
+  Legacy,    // cudaStreamLegacy
+  PerThread, // cudaStreamPerThread
+};
+StreamValue streamValue(const Expr *E, const ASTContext &Ctx);
+
+/// The argument of \p Call passed to a stream parameter (cudaStream_t,
+/// CUstream), the stream of a `<<<...>>>` launch, or null.
+const Expr *streamArgument(const CallExpr *Call);
+
+/// Whether \p Value is the legacy default stream in a translation unit
+/// whose default stream is per-thread or not.
+inline bool isLegacyStream(StreamValue Value, bool PerThreadDefault) {
+  return Value == StreamValue::Legacy ||
+         (Value == StreamValue::Default && !PerThreadDefault);
+}
 
 /// The first hazard in \p Hazards that \p Site uses in \p Where, or null.
 const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,

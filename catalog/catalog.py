@@ -124,7 +124,8 @@ def hazards_for_api(api_name, path=DEFAULT_PATH):
     the runtime harness saw fail)."""
     _, hazards = load(path)
     name = strip_cuda_api_suffix(api_name)
-    return [h for h in hazards if h["names"] and h["kind"] != "PinnedFlag"
+    return [h for h in hazards if h["names"]
+            and h["kind"] not in ("PinnedFlag", "LegacyStream")
             and (name_matches(h["names"], name) or name_matches(h["names"], api_name))]
 
 

@@ -16,7 +16,8 @@ void ApiHazardCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 
 void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
   for (const CapturedSite &Site : Analysis.sites()) {
-    MatchContext Where{Site.Ctx.Modes, Site.Ctx.StreamGuarded};
+    MatchContext Where{Site.Ctx.Modes, Site.Ctx.StreamGuarded,
+                       perThreadDefaultStream()};
     const Hazard *H = matchHazard(Analysis.code(), Hazards, Site.Site, Where);
     if (!H || Analysis.choosesSafeForm(Site, *H))
       continue;
@@ -33,7 +34,10 @@ void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
             : Api;
     const Stmt *Anchor = Via ? Via->Site.S : Site.Site.S;
     SourceRange Range = Anchor ? Anchor->getSourceRange() : SourceRange();
-    if (!reportHazard(Analysis, *H, Loc, Range, Lead, Site.Function))
+    std::vector<FixItHint> Fixes;
+    if (!Via)
+      Fixes = fixesFor(Analysis, *H, Site);
+    if (!reportHazard(Analysis, *H, Loc, Range, Lead, Site.Function, Fixes))
       continue;
     if (Site.Ctx.StreamGuarded)
       diag(Loc,

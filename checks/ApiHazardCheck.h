@@ -23,8 +23,13 @@ public:
 
 protected:
   void checkCapture(CaptureAnalysis &Analysis) override;
+  /// Fix-its for a finding of \p H at \p Site (none by default).
+  virtual std::vector<FixItHint> fixesFor(CaptureAnalysis &Analysis,
+                                          const Hazard &H,
+                                          const CapturedSite &Site) {
+    return {};
+  }
 
-private:
   const std::string ExtraFunctions;
   const std::vector<Hazard> Hazards;
 };

@@ -6,6 +6,7 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Preprocessor.h"
 
 using namespace clang::ast_matchers;
 
@@ -57,7 +58,13 @@ void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 void CudaGraphCheck::registerPPCallbacks(const SourceManager &SM,
                                          Preprocessor *PP,
                                          Preprocessor *ModuleExpanderPP) {
+  this->PP = PP;
   addStandInHeaders(*PP);
+}
+
+bool CudaGraphCheck::perThreadDefaultStream() const {
+  return PP && (PP->isMacroDefined("CUDA_API_PER_THREAD_DEFAULT_STREAM") ||
+                PP->isMacroDefined("__CUDA_API_PER_THREAD_DEFAULT_STREAM"));
 }
 
 void CudaGraphCheck::registerMatchers(MatchFinder *Finder) {
@@ -98,14 +105,16 @@ StringRef CudaGraphCheck::shortOutcome(StringRef Outcome) {
 
 bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
                                   SourceLocation Loc, SourceRange Range,
-                                  StringRef Lead, const FunctionDecl *Where) {
+                                  StringRef Lead, const FunctionDecl *Where,
+                                  llvm::ArrayRef<FixItHint> Fixes) {
   if (!Reported.insert(Loc.getRawEncoding()).second)
     return false;
   StringRef Instead = !H.TorchInstead.empty() && Analysis.isLibtorchCode(Where)
                           ? H.TorchInstead
                           : H.Instead;
   // A left-open capture is about the capture itself, not work inside it.
-  StringRef During = H.Kind == HazardKind::LeftOpen
+  StringRef During = H.Kind == HazardKind::LeftOpen ||
+                             H.Kind == HazardKind::DefaultStreamBegin
                          ? ""
                          : " during CUDA graph capture";
   auto D = diag(Loc, "%0 %1%2: %3; %4 (hazard: %5)")
@@ -116,6 +125,8 @@ bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
       Range.getEnd().isFileID() &&
       SM.getFileID(Range.getBegin()) == SM.getFileID(Range.getEnd()))
     D << CharSourceRange::getTokenRange(Range);
+  for (const FixItHint &Fix : Fixes)
+    D << Fix;
   return true;
 }
 

@@ -39,7 +39,8 @@ protected:
   /// libtorch advice.
   bool reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
                     SourceLocation Loc, SourceRange Range, StringRef Lead,
-                    const FunctionDecl *Where);
+                    const FunctionDecl *Where,
+                    llvm::ArrayRef<FixItHint> Fixes = {});
   /// Adds notes for the call chain of \p Ctx back to where capture begins.
   void addChainNotes(CaptureAnalysis &Analysis, const Reach *Chain,
                      const RegionRoot *Root);
@@ -52,9 +53,14 @@ protected:
   static std::string displayName(const FunctionDecl *FD);
   /// The first clause of a catalog outcome, for the one-line message.
   static StringRef shortOutcome(StringRef Outcome);
+  /// Whether stream 0 means the per-thread default stream in this
+  /// translation unit (nvcc `--default-stream per-thread`, or
+  /// CUDA_API_PER_THREAD_DEFAULT_STREAM defined).
+  bool perThreadDefaultStream() const;
 
 private:
   CaptureOptions CaptureOpts;
+  Preprocessor *PP = nullptr;
   const bool SkipWholeAstWalk;
   ASTContext *TraversalScopeChanged = nullptr;
   llvm::DenseSet<unsigned> Reported;

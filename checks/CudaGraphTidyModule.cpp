@@ -3,6 +3,7 @@
 #include "ApiHazardCheck.h"
 #include "CaptureLeftOpenCheck.h"
 #include "DataDependentBranchCheck.h"
+#include "LegacyStreamCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 
@@ -17,6 +18,7 @@ public:
         "cudagraph-data-dependent-branch");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-device-alloc");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-host-sync");
+    Factories.registerCheck<LegacyStreamCheck>("cudagraph-legacy-stream");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-pinned-alloc");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-status-query");
   }

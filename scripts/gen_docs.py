@@ -38,6 +38,13 @@ def names_cell(h):
         return "`true` passed to a parameter named `%s`" % "` or `".join(h["names"])
     if h["kind"] == "Branch":
         return "a branch on a device value"
+    if h["kind"] == "LegacyStream":
+        return ("a kernel launch, or %s, whose stream argument is `0`, left out or "
+                "`cudaStreamLegacy`; a `CUDAStreamGuard` or `setCurrentCUDAStream` for "
+                "`getDefaultCUDAStream()`" % ", ".join("`%s`" % n for n in h["names"]))
+    if h["kind"] == "DefaultStreamBegin":
+        return ("`cudaStreamBeginCapture` on stream `0` or `cudaStreamLegacy`; `capture_begin()` "
+                "while `getDefaultCUDAStream()` is current")
     if h["kind"] == "LeftOpen":
         return "a `return` between a begin and the end the other paths reach"
     inc = [n for n in h["names"] if not n.startswith("!")]

@@ -8,7 +8,10 @@ Usage:
 
 CHECK-MESSAGES lines (or --prefix's) hold the expected warnings and notes;
 any warning they do not name fails the test. The raw output is kept in
-TMP.out for debugging.
+TMP.out for debugging. When the file has CHECK-FIXES lines, the tool also
+runs with --fix on a copy without the CHECK lines (in the run with the
+default prefix), and the fixed copy must
+match them.
 """
 
 import argparse
@@ -69,6 +72,25 @@ def main():
     if check.returncode != 0:
         sys.stderr.write("command: %s\n" % " ".join(command))
         sys.exit(check.returncode)
+
+    with open(args.file, encoding="utf-8") as f:
+        source = f.read()
+    if "CHECK-FIXES:" in source and args.prefix == "CHECK-MESSAGES":
+        fixed = args.tmp + ".fixed" + os.path.splitext(args.file)[1]
+        with open(fixed, "w", encoding="utf-8") as f:
+            f.write(re.sub(r"[ \t]*// *CHECK-[A-Z-]+:.*", "", source))
+        fix_command = [fixed if c == args.file else c for c in command]
+        fix_command.insert(2, "--fix")
+        subprocess.run(fix_command, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        with open(fixed, encoding="utf-8") as f:
+            fixed_text = f.read()
+        check = subprocess.run(
+            [filecheck, args.file, "--check-prefix=CHECK-FIXES",
+             "--dump-input=fail"], input=fixed_text, universal_newlines=True)
+        if check.returncode != 0:
+            sys.stderr.write("command: %s\n" % " ".join(fix_command))
+            sys.exit(check.returncode)
 
 
 if __name__ == "__main__":

@@ -50,10 +50,18 @@ std::string_view baseApiName(std::string_view ApiName) {
   return catalog::stripCudaApiSuffix(ApiName);
 }
 
+/// Whether a hazard's Names identify an API by name alone (not a parameter
+/// name, not APIs that are hazards only for some arguments).
+static bool namesApis(const HazardInfo &H) {
+  std::string_view Kind = H.Kind;
+  return *H.Names && Kind != "PinnedFlag" && Kind != "LegacyStream";
+}
+
 const HazardInfo *hazardForApi(std::string_view ApiName) {
   std::string_view Base = baseApiName(ApiName);
   for (const HazardInfo &H : hazards())
-    if (*H.Names && (namesMatch(H.Names, ApiName) || namesMatch(H.Names, Base)))
+    if (namesApis(H) &&
+        (namesMatch(H.Names, ApiName) || namesMatch(H.Names, Base)))
       return &H;
   return nullptr;
 }

@@ -53,7 +53,8 @@ class Catalog:
             return None
         for name in (api, _VERSION_SUFFIX.sub("", api)):
             for hazard in self.hazards:
-                if hazard["names"] and self.module.name_matches(hazard["names"], name):
+                if (hazard["names"] and hazard["kind"] not in ("PinnedFlag", "LegacyStream")
+                        and self.module.name_matches(hazard["names"], name)):
                     return hazard
         return None
 

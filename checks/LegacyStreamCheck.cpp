@@ -1,0 +1,154 @@
+//===--- LegacyStreamCheck.cpp - cudagraph-tidy ---------------------------===//
+
+#include "LegacyStreamCheck.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMap.h"
+#include "clang/Lex/Lexer.h"
+
+namespace clang::tidy::cudagraph {
+
+/// The stream a raw begin call captures, as source text, when it names a
+/// variable.
+static std::optional<std::string> capturingStreamName(const RegionRoot *Root) {
+  if (!Root || Root->K != RegionRoot::Kind::BeginApi)
+    return std::nullopt;
+  const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
+  if (!Call || isa<CXXMemberCallExpr>(Call) || Call->getNumArgs() < 1)
+    return std::nullopt;
+  const auto *DRE =
+      dyn_cast<DeclRefExpr>(Call->getArg(0)->IgnoreParenImpCasts());
+  if (!DRE || !isa<VarDecl>(DRE->getDecl()) || DRE->hasQualifier())
+    return std::nullopt;
+  return DRE->getDecl()->getNameAsString();
+}
+
+std::vector<FixItHint> LegacyStreamCheck::fixesFor(CaptureAnalysis &Analysis,
+                                                   const Hazard &H,
+                                                   const CapturedSite &Site) {
+  if (H.Kind != HazardKind::LegacyStream || Site.Ctx.Chain)
+    return {};
+  const auto *Call = dyn_cast_or_null<CallExpr>(Site.Site.S);
+  std::optional<std::string> Stream = capturingStreamName(Site.Ctx.Root);
+  if (!Call || !Stream || Call->getBeginLoc().isMacroID())
+    return {};
+  // The stream variable must be visible here: the launch is in the function
+  // that began the capture, after the begin.
+  if (Site.Function != Site.Ctx.Root->Owner)
+    return {};
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  const LangOptions &LO = Analysis.context().getLangOpts();
+  if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(Call)) {
+    const CallExpr *Config = Launch->getConfig();
+    if (!Config || Config->getNumArgs() < 4)
+      return {};
+    const Expr *Smem = Config->getArg(2), *Strm = Config->getArg(3);
+    if (!isa<CXXDefaultArgExpr>(Strm)) {
+      if (Strm->getBeginLoc().isMacroID())
+        return {};
+      return {FixItHint::CreateReplacement(Strm->getSourceRange(), *Stream)};
+    }
+    const Expr *Last = isa<CXXDefaultArgExpr>(Smem) ? Config->getArg(1) : Smem;
+    if (Last->getEndLoc().isMacroID())
+      return {};
+    SourceLocation After =
+        Lexer::getLocForEndOfToken(Last->getEndLoc(), 0, SM, LO);
+    std::string Text = isa<CXXDefaultArgExpr>(Smem) ? ", 0, " + *Stream
+                                                     : ", " + *Stream;
+    return {FixItHint::CreateInsertion(After, Text)};
+  }
+  const Expr *Arg = streamArgument(Call);
+  if (!Arg || isa<CXXDefaultArgExpr>(Arg) || Arg->getBeginLoc().isMacroID())
+    return {};
+  return {FixItHint::CreateReplacement(Arg->getSourceRange(), *Stream)};
+}
+
+/// The stream a libtorch guard variable or setter makes current: true for
+/// the default stream, false for another, nullopt when \p S is neither.
+static std::optional<bool> makesCurrent(const Stmt *S, const ASTContext &Ctx) {
+  auto IsDefault = [&](const Expr *Arg) {
+    return streamValue(Arg, Ctx) == StreamValue::Default;
+  };
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    for (const Decl *D : DS->decls()) {
+      const auto *VD = dyn_cast<VarDecl>(D);
+      const CXXRecordDecl *RD =
+          VD ? VD->getType()->getAsCXXRecordDecl() : nullptr;
+      if (!RD || !RD->getIdentifier() ||
+          !RD->getName().ends_with("CUDAStreamGuard") || !VD->getInit())
+        continue;
+      const auto *Construct =
+          dyn_cast<CXXConstructExpr>(VD->getInit()->IgnoreImplicit());
+      if (!Construct || Construct->getNumArgs() < 1)
+        return false;
+      return IsDefault(Construct->getArg(0));
+    }
+    return std::nullopt;
+  }
+  const auto *E = dyn_cast<Expr>(S);
+  const auto *Call = E ? dyn_cast<CallExpr>(E->IgnoreImplicit()) : nullptr;
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (FD && FD->getIdentifier() && FD->getName() == "setCurrentCUDAStream" &&
+      Call->getNumArgs() >= 1)
+    return IsDefault(Call->getArg(0));
+  return std::nullopt;
+}
+
+bool LegacyStreamCheck::defaultStreamCurrent(const FunctionDecl *Owner,
+                                             const Stmt *Begin) {
+  if (!Owner || !Owner->getBody())
+    return false;
+  const ASTContext &Ctx = Owner->getASTContext();
+  ParentMap PM(Owner->getBody());
+  const Stmt *Child = Begin;
+  for (const Stmt *P = PM.getParent(Begin); P;
+       Child = P, P = PM.getParent(P)) {
+    const auto *Block = dyn_cast<CompoundStmt>(P);
+    if (!Block)
+      continue;
+    auto Body = Block->body();
+    auto It = llvm::find(Body, Child);
+    while (It != Body.begin()) {
+      --It;
+      if (std::optional<bool> Default = makesCurrent(*It, Ctx))
+        return *Default;
+    }
+  }
+  // A program starts with the default stream current.
+  return Owner->isMain();
+}
+
+void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
+  ApiHazardCheck::checkCapture(Analysis);
+  const Hazard *H = nullptr;
+  for (const Hazard &Candidate : Hazards)
+    if (Candidate.Kind == HazardKind::DefaultStreamBegin)
+      H = &Candidate;
+  if (!H)
+    return;
+  const ASTContext &Ctx = Analysis.context();
+  for (const RegionRoot &Root : Analysis.flows().roots()) {
+    if (Root.K != RegionRoot::Kind::BeginApi || !Root.Call ||
+        !Analysis.isUserLocation(Root.Loc))
+      continue;
+    const auto *Call = dyn_cast<CallExpr>(Root.Call);
+    const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+    if (!Callee || !Callee->getIdentifier())
+      continue;
+    StringRef Name = stripCudaApiSuffix(Callee->getName());
+    bool OnDefault = false;
+    if (Name.starts_with("cudaStreamBeginCapture") ||
+        Name.starts_with("cuStreamBeginCapture"))
+      OnDefault = Call->getNumArgs() >= 1 &&
+                  isLegacyStream(streamValue(Call->getArg(0), Ctx),
+                                 perThreadDefaultStream());
+    else if (Name == "capture_begin" && isa<CXXMethodDecl>(Callee))
+      OnDefault = !perThreadDefaultStream() &&
+                  defaultStreamCurrent(Root.Owner, Root.Call);
+    if (!OnDefault)
+      continue;
+    reportHazard(Analysis, *H, Root.Loc, Call->getSourceRange(),
+                 "'" + displayName(Callee) + "'", Root.Owner);
+  }
+}
+
+} // namespace clang::tidy::cudagraph

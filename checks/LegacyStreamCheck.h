@@ -1,0 +1,36 @@
+//===--- LegacyStreamCheck.h - cudagraph-tidy -------------------*- C++ -*-===//
+//
+// cudagraph-legacy-stream: work sent to the legacy default stream while a
+// capture is open (a launch without a stream, an Async call on stream 0, a
+// libtorch guard making the default stream current), which runs eagerly and
+// is missing from the graph; and captures begun on the default stream.
+// A fix-it passes the capturing stream when the launch sits in the function
+// that began the capture on a named stream.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_TIDY_LEGACYSTREAMCHECK_H
+#define CUDAGRAPH_TIDY_LEGACYSTREAMCHECK_H
+
+#include "ApiHazardCheck.h"
+
+namespace clang::tidy::cudagraph {
+
+class LegacyStreamCheck : public ApiHazardCheck {
+public:
+  using ApiHazardCheck::ApiHazardCheck;
+
+protected:
+  void checkCapture(CaptureAnalysis &Analysis) override;
+  std::vector<FixItHint> fixesFor(CaptureAnalysis &Analysis, const Hazard &H,
+                                  const CapturedSite &Site) override;
+
+private:
+  /// Whether the libtorch current stream is the default stream where
+  /// \p Begin (a capture_begin call in \p Owner) runs, on every path.
+  bool defaultStreamCurrent(const FunctionDecl *Owner, const Stmt *Begin);
+};
+
+} // namespace clang::tidy::cudagraph
+
+#endif // CUDAGRAPH_TIDY_LEGACYSTREAMCHECK_H

@@ -1,0 +1,169 @@
+// RUN: %check_cudagraph_tidy %s cudagraph-legacy-stream %t -- -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+// RUN: %check_cudagraph_tidy --prefix=CHECK-MESSAGES-PTDS %s cudagraph-legacy-stream %t -- -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs -DCUDA_API_PER_THREAD_DEFAULT_STREAM
+
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <torch/torch.h>
+
+__global__ void scale(float *x, int n) {}
+
+// Launches and Async calls without the capturing stream go to the legacy
+// stream: they run at once and are missing from the graph.
+void launches(cudaStream_t s, float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  scale<<<1, 32>>>(x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scale' sends work to the legacy default stream during CUDA graph capture: the work runs eagerly and is missing from the graph, so replays never repeat it (no error){{.*}}(hazard: legacy-stream-work)
+  // CHECK-MESSAGES: :[[@LINE-3]]:3: note: CUDA graph capture begins here (global mode)
+  // CHECK-FIXES: scale<<<1, 32, 0, s>>>(x, n);
+  scale<<<1, 32, 128>>>(x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scale' sends work to the legacy default stream
+  // CHECK-FIXES: scale<<<1, 32, 128, s>>>(x, n);
+  scale<<<1, 32, 0, 0>>>(x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scale' sends work to the legacy default stream
+  // CHECK-FIXES: scale<<<1, 32, 0, s>>>(x, n);
+  cudaMemsetAsync(x, 0, n * sizeof(float));
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemsetAsync' sends work to the legacy default stream
+  cudaMemcpyAsync(x, x + n, n, cudaMemcpyDeviceToDevice, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemcpyAsync' sends work to the legacy default stream
+  // CHECK-FIXES: cudaMemcpyAsync(x, x + n, n, cudaMemcpyDeviceToDevice, s);
+  cudaMemsetAsync(x, 0, n, cudaStreamLegacy);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemsetAsync' sends work to the legacy default stream
+  // CHECK-MESSAGES-PTDS: :[[@LINE-2]]:3: warning: 'cudaMemsetAsync' sends work to the legacy default stream
+  // Negative: the capturing stream, and the per-thread stream by name.
+  scale<<<1, 32, 0, s>>>(x, n);
+  cudaMemsetAsync(x, 0, n, s);
+  cudaMemsetAsync(x, 0, n, cudaStreamPerThread);
+  cudaStreamEndCapture(s, &g);
+  // Negative: after capture, the legacy stream is fine.
+  scale<<<1, 32>>>(x, n);
+}
+
+// Through reach: a helper that launches without a stream; no fix-it there
+// (the capturing stream is not in scope).
+void helper(float *x, int n) {
+  scale<<<1, 32>>>(x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scale' sends work to the legacy default stream
+}
+
+void viaHelper(cudaStream_t s, float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  helper(x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'helper' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE-3]]:3: note: CUDA graph capture begins here (thread-local mode)
+  cudaStreamEndCapture(s, &g);
+}
+
+// Capture begun on the default stream.
+void beginOnDefault(float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamBeginCapture' begins capture on the default stream: the legacy stream cannot be captured{{.*}}(hazard: default-stream-capture)
+  cudaStreamEndCapture(0, &g);
+}
+
+void beginOnLegacy(float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(cudaStreamLegacy, cudaStreamCaptureModeGlobal);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamBeginCapture' begins capture on the default stream
+  // CHECK-MESSAGES-PTDS: :[[@LINE-2]]:3: warning: 'cudaStreamBeginCapture' begins capture on the default stream
+  cudaStreamEndCapture(cudaStreamLegacy, &g);
+}
+
+// With the per-thread default stream (-DCUDA_API_PER_THREAD_DEFAULT_STREAM,
+// nvcc --default-stream per-thread) stream 0 is this thread's stream, which
+// can be captured, and a stream-less launch in its capture is captured.
+void perThread(float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeGlobal);
+  scale<<<1, 32>>>(x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scale' sends work to the legacy default stream
+  cudaStreamEndCapture(cudaStreamPerThread, &g);
+}
+
+// libtorch: a guard for the default stream inside the region sends the work
+// under it to the legacy stream; capture_begin with the default stream
+// current fails.
+void torchGuard(at::cuda::CUDAGraph &graph, torch::Tensor &y,
+                const torch::Tensor &x) {
+  graph.capture_begin();
+  {
+    c10::cuda::CUDAStreamGuard onDefault(c10::cuda::getDefaultCUDAStream());
+    // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: 'CUDAStreamGuard' sends work to the legacy default stream during CUDA graph capture{{.*}}keep the capturing stream current
+    y.copy_(x * 2);
+  }
+  graph.capture_end();
+}
+
+void torchBeginOnDefault(at::cuda::CUDAGraph &graph, const torch::Tensor &x) {
+  c10::cuda::CUDAStreamGuard onDefault(c10::cuda::getDefaultCUDAStream());
+  graph.capture_begin();
+  // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: 'CUDAGraph::capture_begin' begins capture on the default stream{{.*}}capture under a CUDAStreamGuard on a stream from getStreamFromPool()
+  auto y = x * 2;
+  graph.capture_end();
+}
+
+// Negative: a pool stream made current, or a caller that chose the stream.
+void torchBeginOnPool(at::cuda::CUDAGraph &graph, const torch::Tensor &x) {
+  c10::cuda::CUDAStreamGuard onPool(c10::cuda::getStreamFromPool());
+  graph.capture_begin();
+  auto y = x * 2;
+  graph.capture_end();
+}
+
+void torchBeginCallerStream(at::cuda::CUDAGraph &graph, const torch::Tensor &x) {
+  graph.capture_begin();
+  auto y = x * 2;
+  graph.capture_end();
+}
+
+// First-use work behind a cache test: a begin wrapper that calls the lazy
+// initializer before capture begins has done it, so its branch stays cold
+// under capture; without that warm-up the first use may be the captured one.
+struct DeviceState {
+  bool ready = false;
+};
+DeviceState *lookup(int device);
+
+DeviceState *stateFor(int device) {
+  DeviceState *st = lookup(device);
+  if (!st->ready) {
+    void *p = nullptr;
+    cudaMallocAsync(&p, 1, 0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaMallocAsync' sends work to the legacy default stream
+    st->ready = true;
+  }
+  return st;
+}
+
+bool beginWarm(cudaStream_t s, int device) {
+  if (!stateFor(device))
+    return false;
+  return cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess;
+}
+
+bool beginCold(cudaStream_t s) {
+  return cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess;
+}
+
+void warmCapture(cudaStream_t s, int device) {
+  cudaGraph_t g;
+  if (!beginWarm(s, device))
+    return;
+  stateFor(device);
+  cudaStreamEndCapture(s, &g);
+}
+
+void coldCapture(cudaStream_t s, int device) {
+  cudaGraph_t g;
+  if (!beginCold(s))
+    return;
+  stateFor(device);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'stateFor' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE-4]]:8: note: CUDA graph capture begins in 'beginCold', called here
+  cudaStreamEndCapture(s, &g);
+}
