@@ -325,32 +325,55 @@ static void collectReads(const Stmt *S, llvm::DenseSet<const Decl *> &Out) {
     collectReads(Child, Out);
 }
 
-/// Whether \p E names one of \p Decls (through members and subscripts).
-static bool namesAny(const Expr *E, const llvm::DenseSet<const Decl *> &Decls) {
-  llvm::DenseSet<const Decl *> Named;
-  collectReads(E, Named);
-  return llvm::any_of(Named, [&](const Decl *D) { return Decls.contains(D); });
+/// The variable or field an lvalue expression denotes: `x`, `a.b.c` (c),
+/// `p->f` (f), `v[i]`, `m[k]` (v, m). A pointee (`*p`, a method called
+/// through `p->`) denotes none.
+static const Decl *storageOf(const Expr *E) {
+  if (!E)
+    return nullptr;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return isa<VarDecl>(DRE->getDecl()) ? DRE->getDecl()->getCanonicalDecl()
+                                        : nullptr;
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    return isa<FieldDecl>(ME->getMemberDecl())
+               ? ME->getMemberDecl()->getCanonicalDecl()
+               : nullptr;
+  if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
+    return storageOf(AS->getBase());
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+      Op && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
+    return storageOf(Op->getArg(0));
+  return nullptr;
 }
 
-/// Whether \p S writes one of \p Decls: assigns, increments, or calls a
-/// non-const method on it (insert, emplace, reset, ...).
+static bool denotesAny(const Expr *E,
+                       const llvm::DenseSet<const Decl *> &Decls) {
+  const Decl *D = storageOf(E);
+  return D && Decls.contains(D);
+}
+
+/// Whether \p S writes one of \p Decls: assigns or increments it, or calls
+/// a non-const method on it directly (insert, emplace, reset, ...; not a
+/// method of an object it points to).
 static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls) {
   if (!S || isa<LambdaExpr>(S))
     return false;
   if (const auto *BO = dyn_cast<BinaryOperator>(S);
-      BO && BO->isAssignmentOp() && namesAny(BO->getLHS(), Decls))
+      BO && BO->isAssignmentOp() && denotesAny(BO->getLHS(), Decls))
     return true;
   if (const auto *UO = dyn_cast<UnaryOperator>(S);
-      UO && UO->isIncrementDecrementOp() && namesAny(UO->getSubExpr(), Decls))
+      UO && UO->isIncrementDecrementOp() && denotesAny(UO->getSubExpr(), Decls))
     return true;
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
       Op && Op->isAssignmentOp() && Op->getNumArgs() > 0 &&
-      namesAny(Op->getArg(0), Decls))
+      denotesAny(Op->getArg(0), Decls))
     return true;
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
     if (const CXXMethodDecl *M = MC->getMethodDecl();
         M && !M->isConst() && MC->getImplicitObjectArgument() &&
-        namesAny(MC->getImplicitObjectArgument(), Decls))
+        !MC->getImplicitObjectArgument()->getType()->isPointerType() &&
+        denotesAny(MC->getImplicitObjectArgument(), Decls))
       return true;
   for (const Stmt *Child : S->children())
     if (writesAny(Child, Decls))
@@ -368,6 +391,14 @@ static void collectFirstUse(const Stmt *S, llvm::DenseSet<const Stmt *> &Out) {
       collectReads(DS, Reads);
     if (const Stmt *Init = If->getInit())
       collectReads(Init, Reads);
+    // Only state that outlives the call makes a first use: globals, static
+    // locals and fields. A parameter or local is fresh on every call.
+    llvm::DenseSet<const Decl *> Persistent;
+    for (const Decl *D : Reads)
+      if (isa<FieldDecl>(D) ||
+          (isa<VarDecl>(D) && cast<VarDecl>(D)->hasGlobalStorage()))
+        Persistent.insert(D);
+    Reads = std::move(Persistent);
     for (const Stmt *Arm : {If->getThen(), If->getElse()})
       if (Arm && !Reads.empty() && writesAny(Arm, Reads))
         ConditionalCollector(Out).walk(Arm, true);

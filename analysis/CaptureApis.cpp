@@ -147,6 +147,72 @@ static CaptureTest comparison(const Expr *L, const Expr *R, bool IsEq) {
                      : CaptureTest::TrueWhenCapturing;
 }
 
+/// The global variable or field \p E names, when it is a registry.
+const ValueDecl *CaptureTestClassifier::registryOf(const Expr *E) const {
+  E = E->IgnoreParenImpCasts();
+  const ValueDecl *D = nullptr;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+        VD && VD->hasGlobalStorage())
+      D = VD;
+  } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    D = dyn_cast<FieldDecl>(ME->getMemberDecl());
+  }
+  return D && IsRegistry(cast<ValueDecl>(D->getCanonicalDecl())) ? D : nullptr;
+}
+
+static bool isZero(const Expr *E) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *IL = dyn_cast<IntegerLiteral>(E))
+    return IL->getValue() == 0;
+  return false;
+}
+
+/// `reg.empty()`, `reg.size() == 0`, `count == 0`, `count > 0`, `count`: the
+/// registry is empty exactly when no capture is open.
+CaptureTest CaptureTestClassifier::registryTest(const Expr *Cond) {
+  auto measure = [&](const Expr *E) -> const ValueDecl * {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+      const CXXMethodDecl *M = MC->getMethodDecl();
+      if (M && M->getIdentifier() && M->getName() == "size" &&
+          MC->getNumArgs() == 0 && MC->getImplicitObjectArgument())
+        return registryOf(MC->getImplicitObjectArgument());
+      return nullptr;
+    }
+    const ValueDecl *D = registryOf(E);
+    return D && D->getType()->isIntegerType() ? D : nullptr;
+  };
+  const Expr *C = Cond->IgnoreParenImpCasts();
+  const ValueDecl *Found = nullptr;
+  CaptureTest T = CaptureTest::Unknown;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(C)) {
+    const CXXMethodDecl *M = MC->getMethodDecl();
+    if (M && M->getIdentifier() && M->getName() == "empty" &&
+        MC->getNumArgs() == 0 && MC->getImplicitObjectArgument() &&
+        (Found = registryOf(MC->getImplicitObjectArgument())))
+      T = CaptureTest::TrueWhenNotCapturing;
+  } else if (const auto *BO = dyn_cast<BinaryOperator>(C)) {
+    const Expr *L = BO->getLHS(), *R = BO->getRHS();
+    BinaryOperatorKind Op = BO->getOpcode();
+    if (isZero(L) && BO->isRelationalOp()) // `0 < n` is `n > 0`
+      Op = BinaryOperator::reverseComparisonOp(Op);
+    if (isZero(L))
+      std::swap(L, R);
+    if (isZero(R) && (Found = measure(L))) {
+      if (Op == BO_EQ || Op == BO_LE)
+        T = CaptureTest::TrueWhenNotCapturing;
+      else if (Op == BO_NE || Op == BO_GT)
+        T = CaptureTest::TrueWhenCapturing;
+    }
+  } else if ((Found = measure(C))) {
+    T = CaptureTest::TrueWhenCapturing; // a count used as a boolean
+  }
+  if (T != CaptureTest::Unknown)
+    Scope = TestScope::Thread;
+  return T;
+}
+
 CaptureTest CaptureTestClassifier::classify(const Expr *Cond, const Stmt *Body,
                                             unsigned Depth) {
   if (!Cond || Depth > 4)
@@ -157,6 +223,8 @@ CaptureTest CaptureTestClassifier::classify(const Expr *Cond, const Stmt *Body,
   if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
       UO && UO->getOpcode() == UO_LNot)
     return flip(classify(UO->getSubExpr(), Body, Depth + 1));
+  if (CaptureTest T = registryTest(Cond); T != CaptureTest::Unknown)
+    return T;
   if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
     if (BO->getOpcode() == BO_EQ || BO->getOpcode() == BO_NE)
       return comparison(BO->getLHS(), BO->getRHS(),

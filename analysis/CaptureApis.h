@@ -66,9 +66,15 @@ enum class TestScope { Stream, Thread };
 class CaptureTestClassifier {
 public:
   using ReturnedTestFn = llvm::function_ref<CaptureTest(const FunctionDecl *)>;
+  /// Whether a variable or field is a registry of open captures: a
+  /// container a capture-beginning function adds to, or a counter it
+  /// increments.
+  using RegistryFn = llvm::function_ref<bool(const ValueDecl *)>;
   CaptureTestClassifier(const CaptureApis &Apis, CodeClassifier &Code,
-                        ASTContext &Ctx, ReturnedTestFn ReturnedTest)
-      : Apis(Apis), Code(Code), Ctx(Ctx), ReturnedTest(ReturnedTest) {}
+                        ASTContext &Ctx, ReturnedTestFn ReturnedTest,
+                        RegistryFn IsRegistry)
+      : Apis(Apis), Code(Code), Ctx(Ctx), ReturnedTest(ReturnedTest),
+        IsRegistry(IsRegistry) {}
 
   /// \p Body: the function holding \p Cond (locals are followed only when
   /// they are never modified there).
@@ -81,7 +87,11 @@ private:
   CodeClassifier &Code;
   ASTContext &Ctx;
   ReturnedTestFn ReturnedTest;
+  RegistryFn IsRegistry;
   TestScope Scope = TestScope::Stream;
+
+  const ValueDecl *registryOf(const Expr *E) const;
+  CaptureTest registryTest(const Expr *Cond);
 };
 
 CaptureTest flip(CaptureTest T);

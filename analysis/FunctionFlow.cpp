@@ -6,6 +6,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Analysis/CFG.h"
 #include "clang/Basic/SourceManager.h"
@@ -43,7 +44,7 @@ const CaptureState *FunctionFlow::stateAt(const Stmt *S) const {
 
 FlowEngine::FlowEngine(ASTContext &Ctx, CodeClassifier &Code,
                        const CaptureApis &Apis)
-    : Ctx(Ctx), Code(Code), Apis(Apis), Tests(Apis, Code, Ctx, Thunk) {
+    : Ctx(Ctx), Code(Code), Apis(Apis), Tests(Apis, Code, Ctx, Thunk, Registry) {
   EntryRootObject.K = RegionRoot::Kind::Entry;
 }
 
@@ -138,6 +139,118 @@ bool FlowEngine::alwaysFails(const FunctionDecl *FD) {
       break;
     }
   return FailsCache[FD] = Fails;
+}
+
+namespace {
+/// The global variables and fields that record open captures: functions
+/// calling a begin API add to them or increment them, and functions calling
+/// an end API remove from them or decrement them. A container that only
+/// grows (results, graphs kept for replay) is not one. Only the project's
+/// own code is visited.
+class RegistryFinder : public RecursiveASTVisitor<RegistryFinder> {
+public:
+  RegistryFinder(CodeClassifier &Code, const CaptureApis &Apis)
+      : Code(Code), Apis(Apis) {}
+
+  bool TraverseDecl(Decl *D) {
+    if (!D)
+      return true;
+    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
+        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
+      return true;
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+
+  bool VisitFunctionDecl(FunctionDecl *FD) {
+    if (!FD->doesThisDeclarationHaveABody())
+      return true;
+    const Stmt *Body = FD->getBody();
+    bool Begins = false, Ends = false;
+    forEachStmt(Body, [&](const Stmt *S) {
+      if (const auto *Call = dyn_cast<CallExpr>(S))
+        if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+          CaptureEvent E = Apis.eventOf(Callee, Code.nameOf(Callee));
+          Begins |= E == CaptureEvent::Begin;
+          Ends |= E == CaptureEvent::End;
+        }
+    });
+    if (Begins)
+      collect(Body, /*Adds=*/true, Added);
+    if (Ends)
+      collect(Body, /*Adds=*/false, Removed);
+    return true;
+  }
+
+  bool shouldVisitTemplateInstantiations() const { return false; }
+
+  /// Added to where a capture begins and removed from where one ends.
+  void result(llvm::DenseSet<const Decl *> &Out) const {
+    for (const Decl *D : Added)
+      if (Removed.contains(D))
+        Out.insert(D);
+  }
+
+private:
+  void collect(const Stmt *Body, bool Adds, llvm::DenseSet<const Decl *> &Out) {
+    static constexpr llvm::StringLiteral AddNames[] = {
+        "insert",     "emplace",       "push_back",   "emplace_back", "push",
+        "push_front", "emplace_front", "try_emplace", "insert_or_assign"};
+    static constexpr llvm::StringLiteral RemoveNames[] = {
+        "erase", "pop_back", "pop", "pop_front", "clear", "extract"};
+    forEachStmt(Body, [&](const Stmt *S) {
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
+        const CXXMethodDecl *M = MC->getMethodDecl();
+        if (M && !M->isConst() && M->getIdentifier() &&
+            (Adds ? llvm::is_contained(AddNames, M->getName())
+                  : llvm::is_contained(RemoveNames, M->getName())))
+          add(MC->getImplicitObjectArgument(), false, Out);
+      } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
+        if (Adds && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
+          if (const auto *M =
+                  dyn_cast_or_null<CXXMethodDecl>(Op->getDirectCallee());
+              M && !M->isConst())
+            add(Op->getArg(0), false, Out);
+      } else if (const auto *UO = dyn_cast<UnaryOperator>(S)) {
+        if (Adds ? UO->isIncrementOp() : UO->isDecrementOp())
+          add(UO->getSubExpr(), true, Out);
+      } else if (const auto *CA = dyn_cast<CompoundAssignOperator>(S)) {
+        if (CA->getOpcode() == (Adds ? BO_AddAssign : BO_SubAssign))
+          add(CA->getLHS(), true, Out);
+      }
+    });
+  }
+
+  static void add(const Expr *E, bool Counter,
+                  llvm::DenseSet<const Decl *> &Out) {
+    if (!E)
+      return;
+    E = E->IgnoreParenImpCasts();
+    const ValueDecl *D = nullptr;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && VD->hasGlobalStorage())
+        D = VD;
+    } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+      D = dyn_cast<FieldDecl>(ME->getMemberDecl());
+    }
+    if (D && (!Counter || D->getType()->isIntegerType()))
+      Out.insert(D->getCanonicalDecl());
+  }
+
+  CodeClassifier &Code;
+  const CaptureApis &Apis;
+  llvm::DenseSet<const Decl *> Added, Removed;
+};
+} // namespace
+
+bool FlowEngine::isRegistry(const ValueDecl *D) {
+  if (!Registries) {
+    Registries.emplace();
+    RegistryFinder Finder(Code, Apis);
+    Finder.TraverseDecl(Ctx.getTranslationUnitDecl());
+    Finder.result(*Registries);
+  }
+  return Registries->contains(D->getCanonicalDecl());
 }
 
 bool FlowEngine::hasCaptureTests(const FunctionDecl *FD) {

@@ -20,9 +20,11 @@
 #include "CaptureApis.h"
 #include "UserCode.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include <deque>
 #include <memory>
+#include <optional>
 
 namespace clang {
 class ASTContext;
@@ -131,6 +133,10 @@ public:
   CaptureTest returnedTest(const FunctionDecl *FD);
   /// A call of \p FD fails in every capture mode (a host synchronization).
   bool alwaysFails(const FunctionDecl *FD);
+  /// Whether \p D (a global variable or a field) records open captures: a
+  /// function of the project's code that calls a begin API also adds to it
+  /// (insert, push_back, `reg[k] = v`) or increments it.
+  bool isRegistry(const ValueDecl *D);
 
   CodeClassifier &code() { return Code; }
   ASTContext &context() { return Ctx; }
@@ -152,8 +158,15 @@ private:
   ASTContext &Ctx;
   CodeClassifier &Code;
   const CaptureApis &Apis;
+  struct RegistryThunk {
+    FlowEngine *Engine;
+    bool operator()(const ValueDecl *D) const { return Engine->isRegistry(D); }
+  };
+
   ReturnedTestThunk Thunk{this};
+  RegistryThunk Registry{this};
   CaptureTestClassifier Tests;
+  std::optional<llvm::DenseSet<const Decl *>> Registries;
   RegionRoot EntryRootObject;
 
   llvm::DenseMap<const FunctionDecl *, std::vector<CallSite>> CallsCache;

@@ -13,7 +13,9 @@ for a directory holding that tree under the name NAME (for a dependency that
 the project includes as a submodule, `#include "NAME/x.h"`), and `{nvcc_compat}` for a
 header the script writes that gives clang's CUDA mode the nvcc values some
 headers test (`#if __CUDACC__`: clang defines it empty); use it with
-`-include {nvcc_compat}`. Lines starting with `#` are comments.
+`-include {nvcc_compat}`. `{toolkit_standins}` is a directory of declaration-only
+headers for CUDA toolkit components this machine's toolkit lacks (the PTX
+compiler library); use it with `-isystem {toolkit_standins}`. Lines starting with `#` are comments.
 
 Each repository must have been fetched (its git directory is expected at
 <mirror-root>/<owner>+<repo>/repo); the commit's tree is extracted once into
@@ -207,6 +209,68 @@ def nvcc_compat_header(args):
     return path
 
 
+# Declaration-only stand-ins for CUDA toolkit headers that ship in separate
+# packages and are absent here. Names and values follow the public API
+# documentation; without them a file that includes one stops parsing its
+# types, and the analysis sees RecoveryExpr where the project's code is.
+TOOLKIT_STANDINS = {
+    "nvPTXCompiler.h": """/* Written by scripts/realcode/run.py: declarations of the PTX compiler
+   library's C API for parsing only (no implementation). */
+#pragma once
+#include <stddef.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+typedef struct nvPTXCompiler *nvPTXCompilerHandle;
+typedef enum {
+  NVPTXCOMPILE_SUCCESS = 0,
+  NVPTXCOMPILE_ERROR_INVALID_COMPILER_HANDLE = 1,
+  NVPTXCOMPILE_ERROR_INVALID_INPUT = 2,
+  NVPTXCOMPILE_ERROR_COMPILATION_FAILURE = 3,
+  NVPTXCOMPILE_ERROR_INTERNAL = 4,
+  NVPTXCOMPILE_ERROR_OUT_OF_MEMORY = 5,
+  NVPTXCOMPILE_ERROR_COMPILER_INVOCATION_INCOMPLETE = 6,
+  NVPTXCOMPILE_ERROR_UNSUPPORTED_PTX_VERSION = 7,
+  NVPTXCOMPILE_ERROR_UNSUPPORTED_DEVSIDE_SYNC = 8,
+  NVPTXCOMPILE_ERROR_CANCELLED = 9
+} nvPTXCompileResult;
+nvPTXCompileResult nvPTXCompilerGetVersion(unsigned *major, unsigned *minor);
+nvPTXCompileResult nvPTXCompilerCreate(nvPTXCompilerHandle *compiler,
+                                       size_t ptxCodeLen, const char *ptxCode);
+nvPTXCompileResult nvPTXCompilerDestroy(nvPTXCompilerHandle *compiler);
+nvPTXCompileResult nvPTXCompilerCompile(nvPTXCompilerHandle compiler,
+                                        int numCompileOptions,
+                                        const char *const *compileOptions);
+nvPTXCompileResult nvPTXCompilerGetCompiledProgramSize(nvPTXCompilerHandle compiler,
+                                                       size_t *binaryImageSize);
+nvPTXCompileResult nvPTXCompilerGetCompiledProgram(nvPTXCompilerHandle compiler,
+                                                   void *binaryImage);
+nvPTXCompileResult nvPTXCompilerGetErrorLogSize(nvPTXCompilerHandle compiler,
+                                                size_t *errorLogSize);
+nvPTXCompileResult nvPTXCompilerGetErrorLog(nvPTXCompilerHandle compiler,
+                                            char *errorLog);
+nvPTXCompileResult nvPTXCompilerGetInfoLogSize(nvPTXCompilerHandle compiler,
+                                               size_t *infoLogSize);
+nvPTXCompileResult nvPTXCompilerGetInfoLog(nvPTXCompilerHandle compiler,
+                                           char *infoLog);
+#ifdef __cplusplus
+}
+#endif
+""",
+}
+
+
+def toolkit_standins(args):
+    root = os.path.join(args.cache, "compat", "toolkit")
+    for name, text in TOOLKIT_STANDINS.items():
+        path = os.path.join(root, name)
+        if not os.path.exists(path) or open(path).read() != text:
+            os.makedirs(root, exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+    return root
+
+
 def substitute(args, flag, root):
     """Expands {repo}, {tree:owner/repo@commit} and {nvcc_compat}; returns (flag, problem)."""
     problem = None
@@ -229,6 +293,8 @@ def substitute(args, flag, root):
     flag = flag.replace("{repo}", root)
     if "{nvcc_compat}" in flag:
         flag = flag.replace("{nvcc_compat}", nvcc_compat_header(args))
+    if "{toolkit_standins}" in flag:
+        flag = flag.replace("{toolkit_standins}", toolkit_standins(args))
     return flag, problem
 
 

@@ -4,6 +4,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <torch/torch.h>
+#include <map>
+#include <vector>
 
 // Positive: the runtime and driver allocation APIs inside a region.
 void raw(cudaStream_t s, float *old, size_t n) {
@@ -177,4 +179,67 @@ void growing(cudaStream_t s, void **p, size_t have, size_t want) {
   cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
   growIfNeeded(p, have, want);
   cudaStreamEndCapture(s, &g);
+}
+
+// A project's registry of open captures: the begin wrapper adds to it, the
+// end wrapper removes from it, and frees wait while it is not empty.
+static std::map<unsigned long long, cudaStream_t> OpenCaptures;
+static int CaptureDepth = 0;
+static std::vector<cudaGraph_t> KeptGraphs; // only grows: not a registry
+
+bool beginTracked(cudaStream_t s) {
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
+    return false;
+  unsigned long long id = 0;
+  cudaStreamGetCaptureInfo(s, nullptr, &id);
+  OpenCaptures[id] = s;
+  ++CaptureDepth;
+  return true;
+}
+
+void endTracked(cudaStream_t s, unsigned long long id) {
+  cudaGraph_t g;
+  cudaStreamEndCapture(s, &g);
+  KeptGraphs.push_back(g);
+  OpenCaptures.erase(id);
+  --CaptureDepth;
+}
+
+void releaseLater(void *p);
+
+void releaseTracked(void *p) {
+  if (OpenCaptures.empty())
+    cudaFree(p);
+  else
+    releaseLater(p);
+}
+
+void releaseCounted(void *p) {
+  if (CaptureDepth > 0) {
+    releaseLater(p);
+    return;
+  }
+  cudaFree(p);
+}
+
+void releaseKept(void *p) {
+  if (KeptGraphs.empty())
+    cudaFree(p);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaFree' allocates or frees device memory
+}
+
+void releaseMany(void *p) {
+  if (OpenCaptures.size() > 2)
+    cudaFree(p);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaFree' allocates or frees device memory
+}
+
+void tracked(cudaStream_t s, void *p, unsigned long long id) {
+  if (!beginTracked(s))
+    return;
+  releaseTracked(p);
+  releaseCounted(p);
+  releaseKept(p);
+  releaseMany(p);
+  endTracked(s, id);
 }

@@ -167,3 +167,57 @@ void coldCapture(cudaStream_t s, int device) {
   // CHECK-MESSAGES: :[[@LINE-4]]:8: note: CUDA graph capture begins in 'beginCold', called here
   cudaStreamEndCapture(s, &g);
 }
+
+// A warm-up call does not make every branch of the callee cold: a branch
+// whose condition reads only parameters runs again on every call.
+struct Session {
+  bool bind(int slot);
+  void stage(int slot);
+};
+
+void submit(Session *session, int slot, bool fanOut) {
+  if (session->bind(slot)) {
+    session->stage(slot);
+    if (fanOut) {
+      void *p = nullptr;
+      cudaMallocAsync(&p, 64, 0);
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaMallocAsync' sends work to the legacy default stream
+    }
+  }
+}
+
+void warmThenCapture(cudaStream_t s, Session *session, bool fanOut) {
+  cudaGraph_t g;
+  submit(session, 0, fanOut); // warm-up before capture
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  submit(session, 0, fanOut);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'submit' is called here during capture
+  cudaStreamEndCapture(s, &g);
+}
+
+// Nor does a branch that reads fields and calls a method through a pointer
+// field: the call does not change what the condition reads.
+struct Engine {
+  bool multi = false;
+  bool fanOut() {
+    void *p = nullptr;
+    return cudaMallocAsync(&p, 64, 0) == cudaSuccess;
+    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: 'cudaMallocAsync' sends work to the legacy default stream
+  }
+};
+struct Runner {
+  Engine *engine = nullptr;
+  bool enqueue() {
+    if (engine->multi)
+      return engine->fanOut();
+    return true;
+  }
+  void capture(cudaStream_t s) {
+    cudaGraph_t g;
+    enqueue(); // warm-up before capture
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    enqueue();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: 'Runner::enqueue' is called here during capture
+    cudaStreamEndCapture(s, &g);
+  }
+};
