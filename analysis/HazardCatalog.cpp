@@ -63,6 +63,7 @@ constexpr HazardKind TensorPrint = HazardKind::TensorPrint;
 constexpr HazardKind PinnedFlag = HazardKind::PinnedFlag;
 constexpr HazardKind LegacyStream = HazardKind::LegacyStream;
 constexpr HazardKind DefaultStreamBegin = HazardKind::DefaultStreamBegin;
+constexpr HazardKind ThrustPolicy = HazardKind::ThrustPolicy;
 constexpr HazardKind Branch = HazardKind::Branch;
 constexpr HazardKind LeftOpen = HazardKind::LeftOpen;
 constexpr HazardKind RuntimeOnly = HazardKind::RuntimeOnly;

@@ -38,6 +38,7 @@ enum class HazardKind {
   PinnedFlag,
   LegacyStream,
   DefaultStreamBegin,
+  ThrustPolicy,
   Branch,
   LeftOpen,
   RuntimeOnly

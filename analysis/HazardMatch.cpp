@@ -227,6 +227,29 @@ static bool isBlockingUpload(const CallExpr *Call) {
 }
 
 
+/// Whether a Thrust call's execution policy neither allocates with
+/// cudaMalloc nor synchronizes: `thrust::cuda::par_nosync(alloc).on(s)`,
+/// whose type is an `execute_with_allocator` instantiation over the
+/// `execute_on_stream_nosync_base` policy. (`par(alloc)` still ends with
+/// cudaStreamSynchronize; `par_nosync.on(s)` allocates with cudaMalloc.)
+static bool passesCaptureSafePolicy(const CallExpr *Call) {
+  for (const Expr *Arg : Call->arguments()) {
+    // The policy's own type, before conversion to the base the algorithm
+    // takes.
+    QualType T = Arg->IgnoreImplicit()
+                     ->getType()
+                     .getNonReferenceType()
+                     .getUnqualifiedType();
+    if (!T->getAsCXXRecordDecl())
+      continue;
+    std::string Spelled = T.getCanonicalType().getAsString();
+    llvm::StringRef Name(Spelled);
+    if (Name.contains("with_allocator") && Name.contains("nosync"))
+      return true;
+  }
+  return false;
+}
+
 static bool isTensorPrint(const FunctionDecl *FD, const CallExpr *Call) {
   if (FD->getOverloadedOperator() != OO_LessLess || FD->getNumParams() != 2 ||
       !isTensorType(FD->getParamDecl(1)->getType()) || Call->getNumArgs() != 2)
@@ -380,6 +403,9 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
     return Call && passesTrueToParam(Call, H.Names, FD->getASTContext());
   case HazardKind::LegacyStream:
     return usesLegacyStream(H, Code, FD, S, Where.PerThreadDefaultStream);
+  case HazardKind::ThrustPolicy:
+    return H.Names.matches(Code.nameOf(FD)) &&
+           !(Call && passesCaptureSafePolicy(Call));
   case HazardKind::DefaultStreamBegin: // judged at the begin, not as work
   case HazardKind::Branch:
   case HazardKind::LeftOpen:

@@ -2,8 +2,8 @@
 //
 // Reports calls to the catalog's APIs of one check that run under capture,
 // directly in a region or in a function reached from one. Registered as
-// cudagraph-host-sync, cudagraph-status-query, cudagraph-pinned-alloc and
-// cudagraph-device-alloc;
+// cudagraph-host-sync, cudagraph-status-query, cudagraph-pinned-alloc,
+// cudagraph-device-alloc and cudagraph-capture-unsafe-call;
 // the APIs come from catalog/Hazards.def and the ExtraFunctions option adds
 // more.
 //

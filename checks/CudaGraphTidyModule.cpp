@@ -14,6 +14,7 @@ public:
   void addCheckFactories(ClangTidyCheckFactories &Factories) override {
     Factories.registerCheck<CaptureLeftOpenCheck>(
         "cudagraph-capture-left-open");
+    Factories.registerCheck<ApiHazardCheck>("cudagraph-capture-unsafe-call");
     Factories.registerCheck<DataDependentBranchCheck>(
         "cudagraph-data-dependent-branch");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-device-alloc");

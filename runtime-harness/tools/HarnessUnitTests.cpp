@@ -32,7 +32,8 @@ static int testCatalog() {
         "cudaMemset", "cudaMemsetAsync", "cudaMalloc", "cuMemAlloc_v2",
         "cudaMallocAsync", "cudaMallocHost", "cuMemAllocHost_v2",
         "cudaFreeHost", "cudaHostRegister", "cudaLaunchKernel",
-        "at::Tensor::item", "at::nonzero"}) {
+        "at::Tensor::item", "at::nonzero", "cudaGraphExecDestroy",
+        "cuModuleUnload", "cublasCreate_v2", "cudaLaunchHostFunc"}) {
     const HazardInfo *H = hazardForApi(Api);
     std::cout << "api " << Api << " -> "
               << (H ? std::string(H->Id) + " " + H->Check : "none") << "\n";

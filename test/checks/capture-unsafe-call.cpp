@@ -1,0 +1,119 @@
+// RUN: %check_cudagraph_tidy %s cudagraph-capture-unsafe-call %t -- -- -std=c++17 -isystem %cuda_stubs
+
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <thrust/reduce.h>
+#include <thrust/sort.h>
+
+// Positive: each forbidden call directly in a region.
+void direct(cudaStream_t s, cudaGraphExec_t old, cudaGraphExec_t other,
+            CUmodule mod) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaGraphExecDestroy(old);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaGraphExecDestroy' destroys an executable graph during CUDA graph capture: the call fails with cudaErrorStreamCaptureUnsupported (900); destroy executable graphs before capture begins or after it ends (hazard: graph-exec-destroy) [cudagraph-capture-unsafe-call]
+  cudaGraphLaunch(other, s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaGraphLaunch' launches another graph during CUDA graph capture
+  cudaStreamAddCallback(s, nullptr, nullptr, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamAddCallback' adds a stream callback during CUDA graph capture
+  cudaDeviceSetLimit(cudaLimitMallocHeapSize, 1 << 20);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSetLimit' changes a device limit during CUDA graph capture
+  cuModuleUnload(mod);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cuModuleUnload' unloads a module during CUDA graph capture
+  cudaStreamEndCapture(s, &g);
+}
+
+// Negative: the capture-safe neighbours (measured on CUDA 13).
+void hostTask(void *);
+void allowed(cudaStream_t s, cudaGraph_t spare, CUmodule *mod,
+             const void *image) {
+  cudaGraph_t g;
+  size_t limit = 0;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaLaunchHostFunc(s, hostTask, nullptr);
+  cudaDeviceGetLimit(&limit, cudaLimitStackSize);
+  cudaGraphDestroy(spare);
+  cuModuleLoadData(mod, image);
+  cudaStreamEndCapture(s, &g);
+}
+
+// Relaxed mode allows module unloading and handle creation; not destroying.
+void relaxed(cudaStream_t s, CUmodule mod, cublasHandle_t old) {
+  cudaGraph_t g;
+  cublasHandle_t h;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+  cuModuleUnload(mod);
+  cublasCreate(&h);
+  cublasDestroy(old);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cublasDestroy' creates or destroys a cuBLAS handle during CUDA graph capture
+  cudaStreamEndCapture(s, &g);
+}
+
+// cuBLAS: a handle made inside the region fails; one made before is fine.
+struct Blas {
+  cublasHandle_t handle = nullptr;
+  cublasHandle_t get() {
+    if (!handle)
+      cublasCreate(&handle);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cublasCreate' creates or destroys a cuBLAS handle during CUDA graph capture
+    return handle;
+  }
+};
+
+void gemm(cudaStream_t s, Blas &blas, const float *a, const float *b,
+          float *c, int n) {
+  float one = 1.0f, zero = 0.0f;
+  cublasHandle_t h = blas.get();
+  // CHECK-MESSAGES: :[[@LINE-1]]:27: note: 'Blas::get' is called here during capture
+  cublasSetStream(h, s);
+  cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero,
+              c, n);
+}
+
+void coldBlas(cudaStream_t s, Blas &blas, const float *a, const float *b,
+              float *c, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  gemm(s, blas, a, b, c, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'gemm' is called here during capture
+  cudaStreamEndCapture(s, &g);
+}
+
+// Thrust: the default allocator, the synchronous `par` policy and host
+// results fail; `par_nosync` with an allocator over memory reserved before
+// capture does not.
+struct Reserved {
+  typedef char value_type;
+  char *allocate(size_t n);
+  void deallocate(char *p, size_t n);
+};
+
+template <typename T>
+void sortKeys(cudaStream_t s, T *keys, int n) {
+  thrust::sort(thrust::cuda::par.on(s), keys, keys + n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'sort' runs a Thrust algorithm that allocates temporary storage or waits on the stream during CUDA graph capture
+}
+
+void thrustWork(cudaStream_t s, float *d, int *keys, int n, Reserved &pool) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  sortKeys(s, keys, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'sortKeys' is called here during capture
+  thrust::sort(thrust::cuda::par_nosync(pool).on(s), d, d + n);
+  thrust::sort(thrust::cuda::par(pool).on(s), d, d + n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'sort' runs a Thrust algorithm that allocates temporary storage or waits on the stream during CUDA graph capture
+  thrust::sort(thrust::cuda::par_nosync.on(s), d, d + n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'sort' runs a Thrust algorithm that allocates temporary storage or waits on the stream
+  float total = thrust::reduce(thrust::cuda::par_nosync(pool).on(s), d, d + n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'reduce' runs a Thrust algorithm that returns its result to the host during CUDA graph capture
+  (void)total;
+  cudaStreamEndCapture(s, &g);
+}
+
+// Outside any region nothing is reported.
+void setup(cudaGraphExec_t old, CUmodule mod) {
+  cudaGraphExecDestroy(old);
+  cudaDeviceSetLimit(cudaLimitStackSize, 4096);
+  cuModuleUnload(mod);
+}
