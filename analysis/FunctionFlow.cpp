@@ -6,7 +6,6 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
-#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Analysis/CFG.h"
 #include "clang/Basic/SourceManager.h"
@@ -147,23 +146,12 @@ namespace {
 /// an end API remove from them or decrement them. A container that only
 /// grows (results, graphs kept for replay) is not one. Only the project's
 /// own code is visited.
-class RegistryFinder : public RecursiveASTVisitor<RegistryFinder> {
+class RegistryFinder {
 public:
   RegistryFinder(CodeClassifier &Code, const CaptureApis &Apis)
       : Code(Code), Apis(Apis) {}
 
-  bool TraverseDecl(Decl *D) {
-    if (!D)
-      return true;
-    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
-        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
-      return true;
-    return RecursiveASTVisitor::TraverseDecl(D);
-  }
-
-  bool VisitFunctionDecl(FunctionDecl *FD) {
-    if (!FD->doesThisDeclarationHaveABody())
-      return true;
+  void visit(const FunctionDecl *FD) {
     const Stmt *Body = FD->getBody();
     bool Begins = false, Ends = false;
     forEachStmt(Body, [&](const Stmt *S) {
@@ -178,10 +166,7 @@ public:
       collect(Body, /*Adds=*/true, Added);
     if (Ends)
       collect(Body, /*Adds=*/false, Removed);
-    return true;
   }
-
-  bool shouldVisitTemplateInstantiations() const { return false; }
 
   /// Added to where a capture begins and removed from where one ends.
   void result(llvm::DenseSet<const Decl *> &Out) const {
@@ -247,7 +232,8 @@ bool FlowEngine::isRegistry(const ValueDecl *D) {
   if (!Registries) {
     Registries.emplace();
     RegistryFinder Finder(Code, Apis);
-    Finder.TraverseDecl(Ctx.getTranslationUnitDecl());
+    forEachUserFunction(Ctx, Code,
+                        [&](const FunctionDecl *FD) { Finder.visit(FD); });
     Finder.result(*Registries);
   }
   return Registries->contains(D->getCanonicalDecl());

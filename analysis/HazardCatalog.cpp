@@ -64,6 +64,8 @@ constexpr HazardKind PinnedFlag = HazardKind::PinnedFlag;
 constexpr HazardKind LegacyStream = HazardKind::LegacyStream;
 constexpr HazardKind DefaultStreamBegin = HazardKind::DefaultStreamBegin;
 constexpr HazardKind ThrustPolicy = HazardKind::ThrustPolicy;
+constexpr HazardKind UnregisteredGenerator =
+    HazardKind::UnregisteredGenerator;
 constexpr HazardKind Branch = HazardKind::Branch;
 constexpr HazardKind LeftOpen = HazardKind::LeftOpen;
 constexpr HazardKind RuntimeOnly = HazardKind::RuntimeOnly;

@@ -407,6 +407,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
     return H.Names.matches(Code.nameOf(FD)) &&
            !(Call && passesCaptureSafePolicy(Call));
   case HazardKind::DefaultStreamBegin: // judged at the begin, not as work
+  case HazardKind::UnregisteredGenerator: // judged by the check (origins)
   case HazardKind::Branch:
   case HazardKind::LeftOpen:
   case HazardKind::RuntimeOnly:

@@ -2,6 +2,8 @@
 
 #include "UserCode.h"
 #include "HazardCatalog.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 
 namespace clang::cudagraph {
@@ -62,6 +64,38 @@ const FunctionDecl *definitionOf(const FunctionDecl *FD) {
   if (FD && FD->hasBody(Def) && Def && !Def->isDependentContext())
     return Def;
   return nullptr;
+}
+
+namespace {
+class UserFunctionWalker : public RecursiveASTVisitor<UserFunctionWalker> {
+public:
+  UserFunctionWalker(const CodeClassifier &Code,
+                     llvm::function_ref<void(const FunctionDecl *)> Fn)
+      : Code(Code), Fn(Fn) {}
+  bool TraverseDecl(Decl *D) {
+    if (!D)
+      return true;
+    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
+        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
+      return true;
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+  bool VisitFunctionDecl(FunctionDecl *FD) {
+    if (FD->doesThisDeclarationHaveABody())
+      Fn(FD);
+    return true;
+  }
+  bool shouldVisitTemplateInstantiations() const { return false; }
+
+private:
+  const CodeClassifier &Code;
+  llvm::function_ref<void(const FunctionDecl *)> Fn;
+};
+} // namespace
+
+void forEachUserFunction(ASTContext &Ctx, const CodeClassifier &Code,
+                         llvm::function_ref<void(const FunctionDecl *)> Fn) {
+  UserFunctionWalker(Code, Fn).TraverseDecl(Ctx.getTranslationUnitDecl());
 }
 
 } // namespace clang::cudagraph

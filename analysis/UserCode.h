@@ -13,12 +13,14 @@
 #include "clang/AST/Decl.h"
 #include "clang/Basic/SourceLocation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Allocator.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/StringSaver.h"
 #include <string>
 
 namespace clang {
+class ASTContext;
 class SourceManager;
 namespace cudagraph {
 
@@ -53,6 +55,12 @@ private:
 
 /// The definition of \p FD when it has a body that is not a template pattern.
 const FunctionDecl *definitionOf(const FunctionDecl *FD);
+
+/// Calls \p Fn for every function with a body declared in the user's code
+/// (templates as written, not their instantiations). Library headers are
+/// skipped whole, so the walk costs little on libtorch-sized units.
+void forEachUserFunction(ASTContext &Ctx, const CodeClassifier &Code,
+                         llvm::function_ref<void(const FunctionDecl *)> Fn);
 
 } // namespace cudagraph
 } // namespace clang

@@ -52,6 +52,8 @@ void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
       Fixes = fixesFor(Analysis, *H, Site);
     if (!reportHazard(Analysis, *H, Loc, Range, Lead, Site.Function, Fixes))
       continue;
+    if (!Via)
+      notesFor(Analysis, *H, Site);
     if (Site.Ctx.StreamGuarded)
       diag(Loc,
            "a capture-status test guards this call, but it waits on every "

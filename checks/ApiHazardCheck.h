@@ -29,6 +29,10 @@ protected:
                                           const CapturedSite &Site) {
     return {};
   }
+  /// Notes (with fix-its applied only under --fix-notes) for a finding of
+  /// \p H at \p Site, emitted right after the warning (none by default).
+  virtual void notesFor(CaptureAnalysis &Analysis, const Hazard &H,
+                        const CapturedSite &Site) {}
 
   const std::string ExtraFunctions;
   const std::vector<Hazard> Hazards;

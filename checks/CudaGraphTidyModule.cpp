@@ -4,6 +4,7 @@
 #include "CaptureLeftOpenCheck.h"
 #include "DataDependentBranchCheck.h"
 #include "LegacyStreamCheck.h"
+#include "RngGeneratorCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 
@@ -21,6 +22,7 @@ public:
     Factories.registerCheck<ApiHazardCheck>("cudagraph-host-sync");
     Factories.registerCheck<LegacyStreamCheck>("cudagraph-legacy-stream");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-pinned-alloc");
+    Factories.registerCheck<RngGeneratorCheck>("cudagraph-rng-generator");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-status-query");
   }
 };

@@ -5,8 +5,16 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <mutex>
+#include <utility>
 
 namespace at {
+
+struct PhiloxCudaState {
+  uint64_t seed_ = 0;
+  uint64_t offset_ = 0;
+  bool captured_ = false;
+};
 
 struct TORCH_CUDA_CPP_API CUDAGeneratorImpl : public c10::GeneratorImpl {
   CUDAGeneratorImpl(DeviceIndex device_index = -1);
@@ -20,6 +28,9 @@ struct TORCH_CUDA_CPP_API CUDAGeneratorImpl : public c10::GeneratorImpl {
   void set_philox_offset_per_thread(uint64_t offset);
   uint64_t philox_offset_per_thread() const;
   void capture_prologue();
+  PhiloxCudaState philox_cuda_state(uint64_t increment);
+  std::pair<uint64_t, uint64_t> philox_engine_inputs(uint64_t increment);
+  std::mutex mutex_;
   uint64_t capture_epilogue();
 };
 
