@@ -193,7 +193,84 @@ bool isBlockingHostCopy(const CallExpr *Call) {
 
 /// `host.to(kCUDA)`, `host.cuda()`, `device.copy_(host)`: a blocking copy of
 /// a host tensor to the device.
+/// Whether \p S names a CUDA device for sure: `kCUDA`, `"cuda:0"`, or a
+/// local (options, device) initialized with one.
+static bool mentionsCudaDevice(const Stmt *S, unsigned Depth = 0) {
+  if (!S || Depth > 4)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+    StringRef Name = DRE->getDecl()->getName();
+    if (Name == "kCUDA" || Name == "CUDA")
+      return true;
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      return VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) &&
+             VD->getInit() && mentionsCudaDevice(VD->getInit(), Depth + 1);
+    return false;
+  }
+  if (const auto *SL = dyn_cast<StringLiteral>(S))
+    return SL->getCharByteWidth() == 1 && SL->getString().starts_with("cuda");
+  for (const Stmt *Child : S->children())
+    if (mentionsCudaDevice(Child, Depth))
+      return true;
+  return false;
+}
+
+/// Whether \p S calls `pinned_memory(true)` (on options), directly or
+/// through a local initialized with it.
+static bool passesPinnedTrue(const Stmt *S, unsigned Depth = 0) {
+  if (!S || Depth > 4)
+    return false;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
+    const CXXMethodDecl *M = MC->getMethodDecl();
+    bool Value = false;
+    const Expr *Arg = MC->getNumArgs() == 1 ? unwrap(MC->getArg(0)) : nullptr;
+    if (M && M->getIdentifier() && M->getName() == "pinned_memory" && Arg &&
+        Arg->EvaluateAsBooleanCondition(Value, M->getASTContext()) && Value)
+      return true;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+        VD && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) && VD->getInit())
+      return passesPinnedTrue(VD->getInit(), Depth + 1);
+  for (const Stmt *Child : S->children())
+    if (passesPinnedTrue(Child, Depth))
+      return true;
+  return false;
+}
+
+/// Whether \p E is a host tensor in pinned memory: `pin_memory()`, or a
+/// factory given `pinned_memory(true)`, or a local initialized so.
+static bool isPinnedHostTensor(const Expr *E, unsigned Depth = 0) {
+  E = unwrap(E);
+  if (!E || Depth > 4)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+    return VD && VD->hasLocalStorage() && VD->getInit() &&
+           !VD->getType()->isReferenceType() &&
+           isPinnedHostTensor(VD->getInit(), Depth + 1);
+  }
+  const auto *Call = dyn_cast<CallExpr>(E);
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD || !FD->getIdentifier())
+    return false;
+  if (FD->getName() == "pin_memory")
+    return true;
+  return llvm::any_of(Call->arguments(), [](const Expr *Arg) {
+    return passesPinnedTrue(Arg);
+  });
+}
+
 static bool isBlockingUpload(const CallExpr *Call) {
+  // torch::tensor({...}, cuda_options): host values copied from pageable
+  // memory to the device.
+  if (!isa<CXXMemberCallExpr>(Call)) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    return FD && FD->getIdentifier() && FD->getName() == "tensor" &&
+           llvm::any_of(Call->arguments(), [](const Expr *Arg) {
+             return !isa<CXXDefaultArgExpr>(Arg) && mentionsCudaDevice(Arg);
+           });
+  }
   const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
   const CXXMethodDecl *M = Member ? Member->getMethodDecl() : nullptr;
   if (!M || !M->getIdentifier())
@@ -211,10 +288,13 @@ static bool isBlockingUpload(const CallExpr *Call) {
     if (isa<CXXDefaultArgExpr>(Arg))
       continue;
     if (M->getParamDecl(I)->getName() == "non_blocking") {
+      // non_blocking=true helps only a pinned source: libtorch refuses a
+      // pageable one during capture either way (measured).
       bool Value = true;
       const Expr *E = unwrap(Arg);
-      if (!E || !E->EvaluateAsBooleanCondition(Value, M->getASTContext()) ||
-          Value)
+      if (!E || !E->EvaluateAsBooleanCondition(Value, M->getASTContext()))
+        return false;
+      if (Value && isPinnedHostTensor(Source))
         return false;
       continue;
     }

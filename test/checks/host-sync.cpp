@@ -93,9 +93,23 @@ void torchObject(at::Tensor t, at::cuda::CUDAEvent &ev) {
   // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: 'Tensor::to' copies a host tensor to the device and waits for the copy during CUDA graph capture: libtorch throws c10::Error "Cannot copy between CPU and CUDA tensors
   t.copy_(staging);
   // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'Tensor::copy_' copies a host tensor to the device
-  // Capture-safe: non-blocking copies, nonzero_static, device work.
-  auto uploadedAsync = staging.to(torch::kCUDA, /*non_blocking=*/true);
-  t.copy_(staging, /*non_blocking=*/true);
+  // A pageable source fails even with non_blocking=true (measured).
+  auto pageableAsync = staging.to(torch::kCUDA, /*non_blocking=*/true);
+  // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: 'Tensor::to' copies a host tensor to the device
+  auto literal = torch::tensor({1.f, 2.f}, torch::TensorOptions().device(torch::kCUDA));
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: 'tensor' copies a host tensor to the device
+  float hostValues[16] = {};
+  auto blob = torch::from_blob(hostValues, {16}).to(torch::kCUDA, true);
+  // CHECK-MESSAGES: :[[@LINE-1]]:50: warning: 'Tensor::to' copies a host tensor to the device
+  auto cpuLiteral = torch::tensor({1.f, 2.f});
+  // Capture-safe: non-blocking copies from pinned memory, nonzero_static,
+  // device work.
+  auto pinnedStaging = torch::empty(
+      {16}, torch::TensorOptions().dtype(torch::kFloat).pinned_memory(true));
+  auto uploadedAsync = pinnedStaging.to(torch::kCUDA, /*non_blocking=*/true);
+  t.copy_(pinnedStaging, /*non_blocking=*/true);
+  auto pinnedCopy = staging.pin_memory();
+  t.copy_(pinnedCopy, /*non_blocking=*/true);
   staging.copy_(t, /*non_blocking=*/true);
   auto onGpu = torch::empty({16}, t.options());
   onGpu.copy_(t);

@@ -4,7 +4,27 @@
 
 #include <ATen/ATen.h>
 
+#include <initializer_list>
+#include <vector>
+
 namespace torch {
+
+namespace detail {
+// The nested-braces and vector forms torch::tensor accepts.
+class TensorDataContainer {
+ public:
+  TensorDataContainer(std::initializer_list<double> values);
+  TensorDataContainer(std::initializer_list<float> values);
+  TensorDataContainer(std::initializer_list<int64_t> values);
+  TensorDataContainer(const std::vector<float>& values);
+  TensorDataContainer(const std::vector<double>& values);
+  TensorDataContainer(const std::vector<int64_t>& values);
+};
+} // namespace detail
+
+/// Copies host values into a new tensor on the device the options name.
+at::Tensor tensor(detail::TensorDataContainer tensor_data_container,
+                  const at::TensorOptions& options = {});
 
 inline at::Tensor empty(at::IntArrayRef size, at::TensorOptions options = {},
                         std::optional<at::MemoryFormat> memory_format = std::nullopt) {
