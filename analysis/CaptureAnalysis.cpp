@@ -3,7 +3,7 @@
 #include "CaptureAnalysis.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
-#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 
 namespace clang::cudagraph {
@@ -149,6 +149,22 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
       Flows->eventOf(Site.Callee) == CaptureEvent::Begin)
     return;
   Sites.push_back({Site, C, Function, CallerValues});
+  // In the function that began the capture, a boolean the begin was guarded
+  // by holds its value at calls made while the capture is open: `if (use)
+  // begin(); run(use);` runs `run` with `use` true.
+  auto KnownArg = [&](const Expr *Arg) -> std::optional<int64_t> {
+    if (!C.Root || C.Root->Owner != Function || C.Root->Guards.empty() ||
+        !Arg->IgnoreParenImpCasts()->getType()->isBooleanType())
+      return std::nullopt;
+    llvm::SmallVector<GuardFact, 2> Facts;
+    guardFacts(Arg, true, this->Ctx, Facts);
+    if (Facts.size() != 1)
+      return std::nullopt;
+    for (const GuardFact &G : C.Root->Guards)
+      if (G.Atom == Facts.front().Atom)
+        return G.Value == Facts.front().Value ? 1 : 0;
+    return std::nullopt;
+  };
   // A virtual call may run any override the translation unit defines.
   if (const auto *M = dyn_cast_or_null<CXXMethodDecl>(Site.Callee);
       M && M->isVirtual() && !C.StreamGuarded)
@@ -157,12 +173,13 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
           ME && !ME->hasQualifier())
         for (const FunctionDecl *Override : overridersOf(M))
           reach(Override, Site, C, nullptr,
-                Values.passed(Site, Override, CallerValues));
+                Values.passed(Site, Override, CallerValues, KnownArg));
   const FunctionDecl *Def = definitionOf(Site.Callee);
   if (!Def)
     return;
   if (Code.isUserLocation(Def->getLocation())) {
-    reach(Def, Site, C, nullptr, Values.passed(Site, Def, CallerValues));
+    reach(Def, Site, C, nullptr,
+          Values.passed(Site, Def, CallerValues, KnownArg));
     return;
   }
   if (Def->isInStdNamespace() || C.StreamGuarded)
@@ -515,41 +532,6 @@ void CaptureAnalysis::reachPassedCallables() {
     }
 }
 
-namespace {
-class UserFunctionCollector
-    : public RecursiveASTVisitor<UserFunctionCollector> {
-public:
-  UserFunctionCollector(const CodeClassifier &Code,
-                        std::vector<const FunctionDecl *> &Out)
-      : Code(Code), Out(Out) {}
-  bool shouldVisitTemplateInstantiations() const { return true; }
-  bool shouldVisitLambdaBody() const { return true; }
-
-  bool TraverseDecl(Decl *D) {
-    if (!D)
-      return true;
-    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
-        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
-      return true;
-    return RecursiveASTVisitor::TraverseDecl(D);
-  }
-  bool VisitFunctionDecl(FunctionDecl *FD) {
-    if (FD->doesThisDeclarationHaveABody() && !FD->isDependentContext())
-      Out.push_back(FD);
-    return true;
-  }
-  bool VisitLambdaExpr(LambdaExpr *L) {
-    const CXXMethodDecl *Op = L->getCallOperator();
-    if (Op && Op->hasBody() && !Op->isDependentContext())
-      Out.push_back(Op);
-    return true;
-  }
-
-private:
-  const CodeClassifier &Code;
-  std::vector<const FunctionDecl *> &Out;
-};
-} // namespace
 
 static bool isTorchDecl(const Decl *D) {
   const DeclContext *DC = D ? D->getDeclContext() : nullptr;
@@ -593,8 +575,10 @@ bool CaptureAnalysis::isLibtorchCode(const FunctionDecl *FD) {
 }
 
 void CaptureAnalysis::run() {
-  UserFunctionCollector(Code, UserFunctions)
-      .TraverseDecl(Ctx.getTranslationUnitDecl());
+  forEachUserFunction(
+      Ctx, Code,
+      [&](const FunctionDecl *FD) { UserFunctions.push_back(FD); },
+      FunctionWalk::Instantiated);
 
   // Regions: functions with capture events, entered with no capture open.
   for (const FunctionDecl *FD : UserFunctions) {
@@ -628,9 +612,11 @@ void CaptureAnalysis::run() {
     while (!Worklist.empty()) {
       const Reach *R = Worklist.front();
       Worklist.pop_front();
-      const FunctionFlow &Flow = Flows->flow(R->Function, true);
-      addScope({R->Function, R, &Flow, R->Root, R->Modes,
-                Values.under(R->Function, R->Args),
+      const ValueResult *Facts = Values.under(R->Function, R->Args);
+      const FunctionFlow &Flow = Flows->flow(
+          R->Function, true, Facts ? &Facts->DeadEdges : nullptr,
+          R->Args.key());
+      addScope({R->Function, R, &Flow, R->Root, R->Modes, Facts,
                 R->WarmedUp ? &firstUseStmts(R->Function) : nullptr});
     }
     size_t Before = Reaches.size();

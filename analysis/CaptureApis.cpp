@@ -147,17 +147,22 @@ static CaptureTest comparison(const Expr *L, const Expr *R, bool IsEq) {
                      : CaptureTest::TrueWhenCapturing;
 }
 
-/// The global variable or field \p E names, when it is a registry.
-const ValueDecl *CaptureTestClassifier::registryOf(const Expr *E) const {
+const ValueDecl *globalOrField(const Expr *E) {
+  if (!E)
+    return nullptr;
   E = E->IgnoreParenImpCasts();
-  const ValueDecl *D = nullptr;
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
     if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
         VD && VD->hasGlobalStorage())
-      D = VD;
-  } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
-    D = dyn_cast<FieldDecl>(ME->getMemberDecl());
-  }
+      return VD;
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    return dyn_cast<FieldDecl>(ME->getMemberDecl());
+  return nullptr;
+}
+
+/// The global variable or field \p E names, when it is a registry.
+const ValueDecl *CaptureTestClassifier::registryOf(const Expr *E) const {
+  const ValueDecl *D = globalOrField(E);
   return D && IsRegistry(cast<ValueDecl>(D->getCanonicalDecl())) ? D : nullptr;
 }
 

@@ -96,6 +96,9 @@ private:
 
 CaptureTest flip(CaptureTest T);
 
+/// The global variable (static storage) or field \p E names, or null.
+const ValueDecl *globalOrField(const Expr *E);
+
 /// One atom of a guard condition and the value it has on a path.
 struct GuardFact {
   llvm::FoldingSetNodeID Atom;

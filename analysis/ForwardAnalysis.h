@@ -30,7 +30,10 @@ std::vector<std::optional<State>> solveForward(
     llvm::function_ref<std::optional<State>(const CFGBlock &From,
                                             const CFGBlock &To, unsigned Succ,
                                             const State &Out)>
-        Edge) {
+        Edge,
+    llvm::function_ref<const CFGBlock *(const CFGBlock &From,
+                                        const CFGBlock &To)>
+        Redirect = nullptr) {
   std::vector<std::optional<State>> In(Cfg.getNumBlockIDs());
   PostOrderCFGView Order(&Cfg);
   ForwardDataflowWorklist Worklist(Cfg, &Order);
@@ -44,6 +47,8 @@ std::vector<std::optional<State>> solveForward(
       const CFGBlock *To = Succ.getReachableBlock();
       if (!To)
         continue;
+      if (Redirect)
+        To = Redirect(*B, *To);
       std::optional<State> Along = Edge(*B, *To, I, Out);
       if (!Along)
         continue;

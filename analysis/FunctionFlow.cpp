@@ -12,6 +12,8 @@
 
 namespace clang::cudagraph {
 
+using DeadEdgeSet = llvm::DenseSet<std::pair<const Stmt *, unsigned>>;
+
 //===----------------------------------------------------------------------===//
 // The state lattice
 //===----------------------------------------------------------------------===//
@@ -207,17 +209,7 @@ private:
 
   static void add(const Expr *E, bool Counter,
                   llvm::DenseSet<const Decl *> &Out) {
-    if (!E)
-      return;
-    E = E->IgnoreParenImpCasts();
-    const ValueDecl *D = nullptr;
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-          VD && VD->hasGlobalStorage())
-        D = VD;
-    } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
-      D = dyn_cast<FieldDecl>(ME->getMemberDecl());
-    }
+    const ValueDecl *D = globalOrField(E);
     if (D && (!Counter || D->getType()->isIntegerType()))
       Out.insert(D->getCanonicalDecl());
   }
@@ -503,8 +495,9 @@ static const ParmVarDecl *invokedParam(const CallExpr *Call) {
 
 class FlowEngine::Builder {
 public:
-  Builder(FlowEngine &E, FunctionFlow &F, const CFG &Cfg)
-      : E(E), F(F), Cfg(Cfg), Body(F.Function->getBody()),
+  Builder(FlowEngine &E, FunctionFlow &F, const CFG &Cfg,
+          const DeadEdgeSet *Dead)
+      : E(E), F(F), Cfg(Cfg), Body(F.Function->getBody()), Dead(Dead),
         Branches(Cfg.getNumBlockIDs()) {
     for (const CFGBlock *B : Cfg) {
       BranchInfo &Info = Branches[B->getBlockID()];
@@ -531,7 +524,10 @@ public:
           return transfer(B, S, /*Record=*/false);
         },
         [&](const CFGBlock &From, const CFGBlock &To, unsigned Succ,
-            const CaptureState &Out) { return edge(From, To, Succ, Out); });
+            const CaptureState &Out) { return edge(From, To, Succ, Out); },
+        [&](const CFGBlock &From, const CFGBlock &To) {
+          return enteredBody(From, To);
+        });
     for (const CFGBlock *B : Cfg)
       if (const std::optional<CaptureState> &S = In[B->getBlockID()])
         transfer(*B, *S, /*Record=*/true);
@@ -702,9 +698,69 @@ private:
     return false;
   }
 
+  /// A `while` loop entered with its condition true runs its body at least
+  /// once: `bool done = false; while (!done) { ... done = true; }`. The
+  /// condition reads a local whose initializer decides it and that only the
+  /// body writes, so the way in (not the back edge) goes straight to the
+  /// body: the exit edge is taken only after an iteration.
+  const CFGBlock *enteredBody(const CFGBlock &From, const CFGBlock &To) {
+    const auto *While = dyn_cast_or_null<WhileStmt>(To.getTerminatorStmt());
+    if (!While || From.getLoopTarget() == While || To.succ_size() != 2)
+      return &To;
+    const CFGBlock *Body = To.succ_begin()->getReachableBlock();
+    if (!Body || !runsOnEntry(While))
+      return &To;
+    return Body;
+  }
+
+  bool runsOnEntry(const WhileStmt *While) {
+    auto [It, Inserted] = EnteredLoops.try_emplace(While, false);
+    if (!Inserted)
+      return It->second;
+    const Expr *Cond = While->getCond()->IgnoreParenImpCasts();
+    bool Negated = false;
+    if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
+        UO && UO->getOpcode() == UO_LNot) {
+      Negated = true;
+      Cond = UO->getSubExpr()->IgnoreParenImpCasts();
+    }
+    const auto *DRE = dyn_cast<DeclRefExpr>(Cond);
+    const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+    bool Value = false;
+    if (!VD || !VD->hasLocalStorage() || isa<ParmVarDecl>(VD) ||
+        !VD->getType()->isBooleanType() || !VD->getInit() ||
+        !VD->getInit()->EvaluateAsBooleanCondition(Value, E.Ctx) ||
+        Value == Negated)
+      return false;
+    // Only the loop body may write it (and nothing may take its address).
+    bool WrittenOutside = false;
+    forEachStmt(Body, [&](const Stmt *S) {
+      if (WrittenOutside || S == While)
+        return;
+      const Expr *Target = nullptr;
+      if (const auto *BO = dyn_cast<BinaryOperator>(S);
+          BO && BO->isAssignmentOp())
+        Target = BO->getLHS();
+      else if (const auto *U = dyn_cast<UnaryOperator>(S);
+               U && (U->isIncrementDecrementOp() || U->getOpcode() == UO_AddrOf))
+        Target = U->getSubExpr();
+      const auto *W = Target ? dyn_cast<DeclRefExpr>(
+                                   Target->IgnoreParenImpCasts())
+                             : nullptr;
+      if (W && W->getDecl() == VD &&
+          !While->getBody()->getSourceRange().fullyContains(
+              S->getSourceRange()))
+        WrittenOutside = true;
+    });
+    return It->second = !WrittenOutside;
+  }
+
   std::optional<CaptureState> edge(const CFGBlock &From, const CFGBlock &To,
                                    unsigned Succ, const CaptureState &Out) {
     if (&To == &Cfg.getExit() && abandonsFunction(From))
+      return std::nullopt;
+    if (Dead && From.getTerminatorStmt() && From.succ_size() == 2 &&
+        Dead->contains({From.getTerminatorStmt(), Succ}))
       return std::nullopt;
     const BranchInfo &Info = Branches[From.getBlockID()];
     if (!Info.Cond || !Out.capturing() || Succ > 1)
@@ -852,14 +908,20 @@ private:
   FunctionFlow &F;
   const CFG &Cfg;
   const Stmt *Body;
+  const DeadEdgeSet *Dead;
+  llvm::DenseMap<const WhileStmt *, bool> EnteredLoops;
   std::vector<BranchInfo> Branches;
   std::vector<std::pair<const Stmt *, const RegionRoot *>> OpenReturns;
   std::vector<SourceLocation> EndLocs;
 };
 
 const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
-                                     bool EntryCapturing) {
-  auto Key = std::make_pair(Def, unsigned(EntryCapturing));
+                                     bool EntryCapturing,
+                                     const DeadEdgeSet *Dead,
+                                     llvm::StringRef DeadKey) {
+  if (!Dead || Dead->empty())
+    DeadKey = "";
+  auto Key = std::make_tuple(Def, unsigned(EntryCapturing), DeadKey.str());
   auto It = Flows.find(Key);
   if (It != Flows.end())
     return *It->second;
@@ -879,7 +941,7 @@ const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
   std::unique_ptr<CFG> Cfg = NeedsCfg ? buildCFG(Def, Ctx) : nullptr;
   if (Cfg) {
     Flow.Whole = false;
-    Builder(*this, Flow, *Cfg).run();
+    Builder(*this, Flow, *Cfg, DeadKey.empty() ? nullptr : Dead).run();
     return Flow;
   }
   // No events and no tests: every call runs in the entry state.

@@ -23,6 +23,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include <deque>
+#include <map>
+#include <string>
+#include <tuple>
 #include <memory>
 #include <optional>
 
@@ -122,7 +125,14 @@ public:
   /// functions.
   bool hasEvents(const FunctionDecl *FD);
   /// The flow of \p Def entered with no capture open, or with one open.
-  const FunctionFlow &flow(const FunctionDecl *Def, bool EntryCapturing);
+  /// \p DeadEdges: two-way branch edges (terminator, successor index) no
+  /// path takes for the caller's constant arguments, named by \p DeadKey
+  /// for the cache.
+  const FunctionFlow &
+  flow(const FunctionDecl *Def, bool EntryCapturing,
+       const llvm::DenseSet<std::pair<const Stmt *, unsigned>> *DeadEdges =
+           nullptr,
+       llvm::StringRef DeadKey = "");
   /// Every region root made so far (begins of analyzed functions).
   const std::deque<RegionRoot> &roots() const { return Roots; }
   /// The placeholder root of flows entered with a capture open.
@@ -176,8 +186,8 @@ private:
   llvm::DenseMap<const FunctionDecl *, FunctionSummary> SummaryCache;
   llvm::DenseMap<const VarDecl *, bool> HolderCache;
   llvm::DenseMap<const FunctionDecl *, bool> FailsCache;
-  llvm::DenseMap<std::pair<const FunctionDecl *, unsigned>,
-                 std::unique_ptr<FunctionFlow>>
+  std::map<std::tuple<const FunctionDecl *, unsigned, std::string>,
+           std::unique_ptr<FunctionFlow>>
       Flows;
   llvm::DenseMap<const Stmt *, const RegionRoot *> RootsByBegin;
   std::deque<RegionRoot> Roots;

@@ -95,6 +95,15 @@ static const char *const TensorFactories[] = {
     "empty",   "zeros",  "ones",          "full",   "rand",     "randn",
     "randint", "arange", "empty_strided", "tensor", "from_blob"};
 
+/// The initializer of the local (non-reference) variable \p E names.
+static const Expr *localValueInit(const Expr *E) {
+  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  return VD && VD->hasLocalStorage() && !VD->getType()->isReferenceType()
+             ? VD->getInit()
+             : nullptr;
+}
+
 /// Whether \p E is known to be a tensor in host memory: the result of cpu()
 /// or to(kCPU), a factory call whose arguments name the CPU or no device at
 /// all (the default device is the CPU), or a local variable initialized so.
@@ -102,11 +111,9 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0) {
   E = unwrap(E);
   if (!E || Depth > 4)
     return false;
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-    return VD && VD->hasLocalStorage() && VD->getInit() &&
-           !VD->getType()->isReferenceType() &&
-           isHostTensor(VD->getInit(), Depth + 1);
+  if (isa<DeclRefExpr>(E)) {
+    const Expr *Init = localValueInit(E);
+    return Init && isHostTensor(Init, Depth + 1);
   }
   const auto *Call = dyn_cast<CallExpr>(E);
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
@@ -244,11 +251,9 @@ static bool isPinnedHostTensor(const Expr *E, unsigned Depth = 0) {
   E = unwrap(E);
   if (!E || Depth > 4)
     return false;
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-    return VD && VD->hasLocalStorage() && VD->getInit() &&
-           !VD->getType()->isReferenceType() &&
-           isPinnedHostTensor(VD->getInit(), Depth + 1);
+  if (isa<DeclRefExpr>(E)) {
+    const Expr *Init = localValueInit(E);
+    return Init && isPinnedHostTensor(Init, Depth + 1);
   }
   const auto *Call = dyn_cast<CallExpr>(E);
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;

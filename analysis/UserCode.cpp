@@ -69,9 +69,12 @@ const FunctionDecl *definitionOf(const FunctionDecl *FD) {
 namespace {
 class UserFunctionWalker : public RecursiveASTVisitor<UserFunctionWalker> {
 public:
-  UserFunctionWalker(const CodeClassifier &Code,
+  UserFunctionWalker(const CodeClassifier &Code, FunctionWalk Walk,
                      llvm::function_ref<void(const FunctionDecl *)> Fn)
-      : Code(Code), Fn(Fn) {}
+      : Code(Code), Instantiated(Walk == FunctionWalk::Instantiated), Fn(Fn) {}
+  bool shouldVisitTemplateInstantiations() const { return Instantiated; }
+  bool shouldVisitLambdaBody() const { return true; }
+
   bool TraverseDecl(Decl *D) {
     if (!D)
       return true;
@@ -81,21 +84,29 @@ public:
     return RecursiveASTVisitor::TraverseDecl(D);
   }
   bool VisitFunctionDecl(FunctionDecl *FD) {
-    if (FD->doesThisDeclarationHaveABody())
+    if (FD->doesThisDeclarationHaveABody() &&
+        !(Instantiated && FD->isDependentContext()))
       Fn(FD);
     return true;
   }
-  bool shouldVisitTemplateInstantiations() const { return false; }
+  bool VisitLambdaExpr(LambdaExpr *L) {
+    const CXXMethodDecl *Op = L->getCallOperator();
+    if (Instantiated && Op && Op->hasBody() && !Op->isDependentContext())
+      Fn(Op);
+    return true;
+  }
 
 private:
   const CodeClassifier &Code;
+  bool Instantiated;
   llvm::function_ref<void(const FunctionDecl *)> Fn;
 };
 } // namespace
 
 void forEachUserFunction(ASTContext &Ctx, const CodeClassifier &Code,
-                         llvm::function_ref<void(const FunctionDecl *)> Fn) {
-  UserFunctionWalker(Code, Fn).TraverseDecl(Ctx.getTranslationUnitDecl());
+                         llvm::function_ref<void(const FunctionDecl *)> Fn,
+                         FunctionWalk Walk) {
+  UserFunctionWalker(Code, Walk, Fn).TraverseDecl(Ctx.getTranslationUnitDecl());
 }
 
 } // namespace clang::cudagraph

@@ -56,11 +56,16 @@ private:
 /// The definition of \p FD when it has a body that is not a template pattern.
 const FunctionDecl *definitionOf(const FunctionDecl *FD);
 
-/// Calls \p Fn for every function with a body declared in the user's code
-/// (templates as written, not their instantiations). Library headers are
-/// skipped whole, so the walk costs little on libtorch-sized units.
+/// Which functions forEachUserFunction visits: templates as written, or the
+/// code that runs (instantiations and lambda bodies, no template patterns).
+enum class FunctionWalk { AsWritten, Instantiated };
+
+/// Calls \p Fn for every function with a body declared in the user's code.
+/// Library headers are skipped whole, so the walk costs little on
+/// libtorch-sized units.
 void forEachUserFunction(ASTContext &Ctx, const CodeClassifier &Code,
-                         llvm::function_ref<void(const FunctionDecl *)> Fn);
+                         llvm::function_ref<void(const FunctionDecl *)> Fn,
+                         FunctionWalk Walk = FunctionWalk::AsWritten);
 
 } // namespace cudagraph
 } // namespace clang

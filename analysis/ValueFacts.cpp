@@ -373,10 +373,13 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
     }
     return Out;
   };
+  llvm::DenseSet<std::pair<unsigned, unsigned>> TakenEdges;
   auto Edge = [&](const CFGBlock &From, const CFGBlock &To, unsigned Succ,
                   const ValueState &Out) -> std::optional<ValueState> {
-    if (Out.B.empty())
+    if (Out.B.empty()) {
+      TakenEdges.insert({From.getBlockID(), Succ});
       return Out;
+    }
     const Stmt *T = From.getTerminatorStmt();
     if (const auto *Sw = dyn_cast_or_null<SwitchStmt>(T)) {
       auto V = Evaluator(Ctx, Def, Out.B).eval(Sw->getCond());
@@ -398,13 +401,26 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
       return Out;
     const auto *Cond = dyn_cast_or_null<Expr>(From.getTerminatorCondition());
     auto V = Evaluator(Ctx, Def, Out.B).eval(Cond);
-    if (!V)
-      return Out;
-    bool Taken = Succ == 0 ? *V != 0 : *V == 0;
-    return Taken ? std::optional<ValueState>(Out) : std::nullopt;
+    bool Taken = !V || (Succ == 0 ? *V != 0 : *V == 0);
+    if (!Taken)
+      return std::nullopt;
+    TakenEdges.insert({From.getBlockID(), Succ});
+    return Out;
   };
   std::vector<std::optional<ValueState>> States =
       solveForward<ValueState>(*Cfg, ValueState{Entry}, Transfer, Edge);
+
+  // Two-way branches reached with one edge never taken.
+  for (const CFGBlock *B : *Cfg) {
+    const Stmt *T = B->getTerminatorStmt();
+    if (!T || isa<SwitchStmt>(T) || B->succ_size() != 2 ||
+        !States[B->getBlockID()].has_value())
+      continue;
+    for (unsigned Succ = 0; Succ < 2; ++Succ)
+      if (B->succ_begin()[Succ].getReachableBlock() &&
+          !TakenEdges.contains({B->getBlockID(), Succ}))
+        R.DeadEdges.insert({T, Succ});
+  }
 
   llvm::DenseSet<const Stmt *> Live;
   for (const CFGBlock *B : *Cfg) {
@@ -430,7 +446,7 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
 }
 
 Bindings ValueFacts::passed(const CallSite &Site, const FunctionDecl *Def,
-                            const ValueResult *Caller) {
+                            const ValueResult *Caller, KnownArgFn KnownArg) {
   Bindings Out;
   if (!Def || (Site.K != CallSite::Kind::Call &&
                Site.K != CallSite::Kind::Construct))
@@ -461,9 +477,13 @@ Bindings ValueFacts::passed(const CallSite &Site, const FunctionDecl *Def,
   }
   Evaluator Eval(Ctx, Owner, *Known);
   for (unsigned I : Info.Relevant)
-    if (I + Offset < Args.size())
-      if (auto V = Eval.eval(Args[I + Offset]))
+    if (I + Offset < Args.size()) {
+      std::optional<int64_t> V = Eval.eval(Args[I + Offset]);
+      if (!V && KnownArg)
+        V = KnownArg(Args[I + Offset]);
+      if (V)
         Out.Values.push_back({I, *V});
+    }
   return Out;
 }
 

@@ -22,7 +22,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include <cstdint>
+#include <optional>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +33,9 @@ namespace clang {
 class ASTContext;
 class ParentMap;
 namespace cudagraph {
+
+/// Branch edges by terminator statement and successor index.
+using DeadEdgeSet = llvm::DenseSet<std::pair<const Stmt *, unsigned>>;
 
 /// Parameters (by index) known to hold a constant, sorted by index.
 struct Bindings {
@@ -50,6 +55,9 @@ struct ValueResult {
   llvm::DenseSet<const VarDecl *> DeadVars;
   /// The bindings in effect before each call or construction.
   llvm::DenseMap<const Stmt *, Bindings> AtCall;
+  /// Two-way branches (terminator, 0 for true / 1 for false) no path
+  /// takes: the condition is decided there.
+  DeadEdgeSet DeadEdges;
 
   bool isDead(const CallSite &Site) const;
 };
@@ -66,8 +74,11 @@ public:
   /// The constants \p Site passes to the parameters of \p Def that decide
   /// a branch there or are passed on; \p Caller holds the facts of the
   /// calling body (null: none known).
+  /// \p Known answers for an argument no constant decides (a condition
+  /// the capture began under, say).
+  using KnownArgFn = llvm::function_ref<std::optional<int64_t>(const Expr *)>;
   Bindings passed(const CallSite &Site, const FunctionDecl *Def,
-                  const ValueResult *Caller);
+                  const ValueResult *Caller, KnownArgFn Known = nullptr);
 
   /// Whether \p S, a statement of \p FD, sits in one arm of a switch or an
   /// if/else whose other arm, live under \p Values, calls a function that

@@ -128,3 +128,72 @@ void captureAll(cudaStream_t s, cudaEvent_t e, Pipeline &p) {
   viaRegistry();
   cudaStreamEndCapture(s, &g);
 }
+
+// The condition a capture began under holds in the callee it is passed to:
+// `evaluate` ends the capture exactly when `compute` began one, so the work
+// after its end runs uncaptured; without the begin's guard it would not.
+void finishGraph(cudaStream_t s, bool useGraph, bool update) {
+  cudaGraph_t g;
+  if (useGraph && update)
+    cudaStreamEndCapture(s, &g);
+  if (useGraph)
+    cudaStreamSynchronize(s);
+}
+
+void compute(cudaStream_t s, bool useGraph, bool update) {
+  if (useGraph && update)
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  finishGraph(s, useGraph, update);
+}
+
+void finishAlways(cudaStream_t s, bool update) {
+  cudaGraph_t g;
+  if (update)
+    cudaStreamEndCapture(s, &g);
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host until a stream drains during CUDA graph capture
+}
+
+void computeUnguarded(cudaStream_t s, bool update) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  finishAlways(s, update);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'finishAlways' is called here during capture
+}
+
+// A loop entered with its condition true runs its body at least once: the
+// capture ends in the first iteration, before the code after the loop.
+void drainLoop(cudaStream_t s, bool useGraph, bool update) {
+  cudaGraph_t g;
+  bool done = false;
+  while (!done) {
+    if (useGraph && update) {
+      cudaStreamEndCapture(s, &g);
+      done = true;
+    } else {
+      done = true;
+    }
+  }
+  cudaStreamSynchronize(s);
+}
+
+// ... but not when the flag may already be set on the way in.
+void maybeSkipped(cudaStream_t s, bool skip) {
+  cudaGraph_t g;
+  bool done = skip;
+  while (!done) {
+    cudaStreamEndCapture(s, &g);
+    done = true;
+  }
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host until a stream drains during CUDA graph capture
+}
+
+void loops(cudaStream_t s, bool useGraph, bool update, bool skip) {
+  if (useGraph && update) {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    drainLoop(s, useGraph, update);
+  }
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  maybeSkipped(s, skip);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'maybeSkipped' is called here during capture
+}
