@@ -332,36 +332,11 @@ CaptureAnalysis::conditionalStmts(const FunctionDecl *FD) {
 static void collectReads(const Stmt *S, llvm::DenseSet<const Decl *> &Out) {
   if (!S || isa<LambdaExpr>(S))
     return;
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
-    if (isa<VarDecl>(DRE->getDecl()))
-      Out.insert(DRE->getDecl()->getCanonicalDecl());
-  if (const auto *ME = dyn_cast<MemberExpr>(S))
-    if (isa<FieldDecl>(ME->getMemberDecl()))
-      Out.insert(ME->getMemberDecl()->getCanonicalDecl());
+  if (isa<DeclRefExpr>(S) || isa<MemberExpr>(S))
+    if (const Decl *D = storageOf(cast<Expr>(S)))
+      Out.insert(D);
   for (const Stmt *Child : S->children())
     collectReads(Child, Out);
-}
-
-/// The variable or field an lvalue expression denotes: `x`, `a.b.c` (c),
-/// `p->f` (f), `v[i]`, `m[k]` (v, m). A pointee (`*p`, a method called
-/// through `p->`) denotes none.
-static const Decl *storageOf(const Expr *E) {
-  if (!E)
-    return nullptr;
-  E = E->IgnoreParenImpCasts();
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-    return isa<VarDecl>(DRE->getDecl()) ? DRE->getDecl()->getCanonicalDecl()
-                                        : nullptr;
-  if (const auto *ME = dyn_cast<MemberExpr>(E))
-    return isa<FieldDecl>(ME->getMemberDecl())
-               ? ME->getMemberDecl()->getCanonicalDecl()
-               : nullptr;
-  if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
-    return storageOf(AS->getBase());
-  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
-      Op && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
-    return storageOf(Op->getArg(0));
-  return nullptr;
 }
 
 static bool denotesAny(const Expr *E,

@@ -160,6 +160,28 @@ const ValueDecl *globalOrField(const Expr *E) {
   return nullptr;
 }
 
+/// The variable or field an lvalue expression denotes: `x`, `a.b.c` (c),
+/// `p->f` (f), `v[i]`, `m[k]` (v, m). A pointee (`*p`, a method called
+/// through `p->`) denotes none.
+const Decl *storageOf(const Expr *E) {
+  if (!E)
+    return nullptr;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return isa<VarDecl>(DRE->getDecl()) ? DRE->getDecl()->getCanonicalDecl()
+                                        : nullptr;
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    return isa<FieldDecl>(ME->getMemberDecl())
+               ? ME->getMemberDecl()->getCanonicalDecl()
+               : nullptr;
+  if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
+    return storageOf(AS->getBase());
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+      Op && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
+    return storageOf(Op->getArg(0));
+  return nullptr;
+}
+
 /// The global variable or field \p E names, when it is a registry.
 const ValueDecl *CaptureTestClassifier::registryOf(const Expr *E) const {
   const ValueDecl *D = globalOrField(E);

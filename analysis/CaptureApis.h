@@ -99,6 +99,11 @@ CaptureTest flip(CaptureTest T);
 /// The global variable (static storage) or field \p E names, or null.
 const ValueDecl *globalOrField(const Expr *E);
 
+/// The variable or field an lvalue expression denotes (canonical): `x`,
+/// `a.b.c` (c), `p->f` (f), `v[i]`, `m[k]` (v, m). A pointee (`*p`, a
+/// method called through `p->`) denotes none.
+const Decl *storageOf(const Expr *E);
+
 /// One atom of a guard condition and the value it has on a path.
 struct GuardFact {
   llvm::FoldingSetNodeID Atom;

@@ -50,13 +50,8 @@ const void *RngGeneratorCheck::originOf(const Expr *E,
       E = Construct->getArg(0);
       continue;
     }
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-      return isa<VarDecl>(DRE->getDecl()) ? DRE->getDecl()->getCanonicalDecl()
-                                          : nullptr;
-    if (const auto *ME = dyn_cast<MemberExpr>(E))
-      return isa<FieldDecl>(ME->getMemberDecl())
-                 ? ME->getMemberDecl()->getCanonicalDecl()
-                 : nullptr;
+    if (isa<DeclRefExpr>(E) || isa<MemberExpr>(E))
+      return storageOf(E);
     if (isCreation(E, Analysis))
       return E; // made right here: no registration can name it
     if (const auto *Call = dyn_cast<CallExpr>(E))
