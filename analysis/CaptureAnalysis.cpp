@@ -173,13 +173,13 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
           ME && !ME->hasQualifier())
         for (const FunctionDecl *Override : overridersOf(M))
           reach(Override, Site, C, nullptr,
-                Values.passed(Site, Override, CallerValues, KnownArg));
+                Values.passed(Site, Override, Function, CallerValues, KnownArg));
   const FunctionDecl *Def = definitionOf(Site.Callee);
   if (!Def)
     return;
   if (Code.isUserLocation(Def->getLocation())) {
     reach(Def, Site, C, nullptr,
-          Values.passed(Site, Def, CallerValues, KnownArg));
+          Values.passed(Site, Def, Function, CallerValues, KnownArg));
     return;
   }
   if (Def->isInStdNamespace() || C.StreamGuarded)
@@ -589,7 +589,7 @@ void CaptureAnalysis::run() {
       Worklist.pop_front();
       const ValueResult *Facts = Values.under(R->Function, R->Args);
       const FunctionFlow &Flow = Flows->flow(
-          R->Function, true, Facts ? &Facts->DeadEdges : nullptr,
+          R->Function, true, Facts ? &Facts->Branches : nullptr,
           R->Args.key());
       addScope({R->Function, R, &Flow, R->Root, R->Modes, Facts,
                 R->WarmedUp ? &firstUseStmts(R->Function) : nullptr});

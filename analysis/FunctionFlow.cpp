@@ -12,8 +12,6 @@
 
 namespace clang::cudagraph {
 
-using DeadEdgeSet = llvm::DenseSet<std::pair<const Stmt *, unsigned>>;
-
 //===----------------------------------------------------------------------===//
 // The state lattice
 //===----------------------------------------------------------------------===//
@@ -496,8 +494,8 @@ static const ParmVarDecl *invokedParam(const CallExpr *Call) {
 class FlowEngine::Builder {
 public:
   Builder(FlowEngine &E, FunctionFlow &F, const CFG &Cfg,
-          const DeadEdgeSet *Dead)
-      : E(E), F(F), Cfg(Cfg), Body(F.Function->getBody()), Dead(Dead),
+          const BranchFacts *Decided)
+      : E(E), F(F), Cfg(Cfg), Body(F.Function->getBody()), Decided(Decided),
         Branches(Cfg.getNumBlockIDs()) {
     for (const CFGBlock *B : Cfg) {
       BranchInfo &Info = Branches[B->getBlockID()];
@@ -717,6 +715,8 @@ private:
     auto [It, Inserted] = EnteredLoops.try_emplace(While, false);
     if (!Inserted)
       return It->second;
+    if (Decided && Decided->EnteredLoops.contains(While))
+      return It->second = true;
     const Expr *Cond = While->getCond()->IgnoreParenImpCasts();
     bool Negated = false;
     if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
@@ -759,8 +759,8 @@ private:
                                    unsigned Succ, const CaptureState &Out) {
     if (&To == &Cfg.getExit() && abandonsFunction(From))
       return std::nullopt;
-    if (Dead && From.getTerminatorStmt() && From.succ_size() == 2 &&
-        Dead->contains({From.getTerminatorStmt(), Succ}))
+    if (Decided && From.getTerminatorStmt() && From.succ_size() == 2 &&
+        Decided->DeadEdges.contains({From.getTerminatorStmt(), Succ}))
       return std::nullopt;
     const BranchInfo &Info = Branches[From.getBlockID()];
     if (!Info.Cond || !Out.capturing() || Succ > 1)
@@ -908,7 +908,7 @@ private:
   FunctionFlow &F;
   const CFG &Cfg;
   const Stmt *Body;
-  const DeadEdgeSet *Dead;
+  const BranchFacts *Decided;
   llvm::DenseMap<const WhileStmt *, bool> EnteredLoops;
   std::vector<BranchInfo> Branches;
   std::vector<std::pair<const Stmt *, const RegionRoot *>> OpenReturns;
@@ -917,11 +917,11 @@ private:
 
 const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
                                      bool EntryCapturing,
-                                     const DeadEdgeSet *Dead,
-                                     llvm::StringRef DeadKey) {
-  if (!Dead || Dead->empty())
-    DeadKey = "";
-  auto Key = std::make_tuple(Def, unsigned(EntryCapturing), DeadKey.str());
+                                     const BranchFacts *Decided,
+                                     llvm::StringRef DecidedKey) {
+  if (!Decided || Decided->empty())
+    DecidedKey = "";
+  auto Key = std::make_tuple(Def, unsigned(EntryCapturing), DecidedKey.str());
   auto It = Flows.find(Key);
   if (It != Flows.end())
     return *It->second;
@@ -941,7 +941,7 @@ const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
   std::unique_ptr<CFG> Cfg = NeedsCfg ? buildCFG(Def, Ctx) : nullptr;
   if (Cfg) {
     Flow.Whole = false;
-    Builder(*this, Flow, *Cfg, DeadKey.empty() ? nullptr : Dead).run();
+    Builder(*this, Flow, *Cfg, DecidedKey.empty() ? nullptr : Decided).run();
     return Flow;
   }
   // No events and no tests: every call runs in the entry state.

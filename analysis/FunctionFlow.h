@@ -16,6 +16,7 @@
 #ifndef CUDAGRAPH_ANALYSIS_FUNCTIONFLOW_H
 #define CUDAGRAPH_ANALYSIS_FUNCTIONFLOW_H
 
+#include "BranchFacts.h"
 #include "CallSites.h"
 #include "CaptureApis.h"
 #include "UserCode.h"
@@ -125,14 +126,11 @@ public:
   /// functions.
   bool hasEvents(const FunctionDecl *FD);
   /// The flow of \p Def entered with no capture open, or with one open.
-  /// \p DeadEdges: two-way branch edges (terminator, successor index) no
-  /// path takes for the caller's constant arguments, named by \p DeadKey
-  /// for the cache.
-  const FunctionFlow &
-  flow(const FunctionDecl *Def, bool EntryCapturing,
-       const llvm::DenseSet<std::pair<const Stmt *, unsigned>> *DeadEdges =
-           nullptr,
-       llvm::StringRef DeadKey = "");
+  /// \p Decided: what the caller's constant arguments decide about the
+  /// branches of \p Def, named by \p DecidedKey for the cache.
+  const FunctionFlow &flow(const FunctionDecl *Def, bool EntryCapturing,
+                           const BranchFacts *Decided = nullptr,
+                           llvm::StringRef DecidedKey = "");
   /// Every region root made so far (begins of analyzed functions).
   const std::deque<RegionRoot> &roots() const { return Roots; }
   /// The placeholder root of flows entered with a capture open.

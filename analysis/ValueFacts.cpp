@@ -50,6 +50,81 @@ bool ValueResult::isDead(const CallSite &Site) const {
 }
 
 //===----------------------------------------------------------------------===//
+// Locals whose value the body shows
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// How the body of a function uses one of its local variables.
+class LocalUses {
+public:
+  LocalUses(const VarDecl *VD, const Expr *Allowed)
+      : VD(VD), Allowed(Allowed ? Allowed->IgnoreParenImpCasts() : nullptr) {}
+
+  void walk(const Stmt *S, const Stmt *Parent, bool InLambda) {
+    if (!S || Escapes)
+      return;
+    if (isa<ParenExpr>(S)) {
+      for (const Stmt *Child : S->children())
+        walk(Child, Parent, InLambda);
+      return;
+    }
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
+        DRE && DRE->getDecl() == VD)
+      classify(DRE, Parent, InLambda);
+    bool Lambda = InLambda || isa<LambdaExpr>(S);
+    for (const Stmt *Child : S->children())
+      walk(Child, S, Lambda);
+  }
+
+  /// Some use is neither a read, nor a plain assignment outside lambdas,
+  /// nor the allowed argument.
+  bool Escapes = false;
+  /// Some use is a plain assignment.
+  bool Assigned = false;
+
+private:
+  void classify(const DeclRefExpr *Ref, const Stmt *Parent, bool InLambda) {
+    if (Ref == Allowed)
+      return;
+    if (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(Parent);
+        Cast && Cast->getCastKind() == CK_LValueToRValue)
+      return;
+    if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Parent);
+        BO && BO->getOpcode() == BO_Assign && !InLambda &&
+        BO->getLHS()->IgnoreParens() == Ref) {
+      Assigned = true;
+      return;
+    }
+    Escapes = true;
+  }
+
+  const VarDecl *VD;
+  const Expr *Allowed;
+};
+} // namespace
+
+/// The local variable (or by-value parameter) of \p Owner that \p E names,
+/// when nothing but \p Owner's own reads and plain assignments touches it
+/// (and \p Allowed, an argument bound to a reference): no alias can change
+/// it behind the body's back. \p NeverAssigned also rules out assignments.
+static const VarDecl *privateLocal(const Expr *E, const FunctionDecl *Owner,
+                                   const Expr *Allowed, bool NeverAssigned) {
+  const auto *DRE = E ? dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts())
+                      : nullptr;
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || !Owner || !Owner->getBody() || !VD->hasLocalStorage() ||
+      VD->getDeclContext() != Owner || VD->getType()->isReferenceType() ||
+      VD->getType().isVolatileQualified() ||
+      !VD->getType()->isIntegralOrEnumerationType())
+    return nullptr;
+  LocalUses Uses(VD, Allowed);
+  Uses.walk(Owner->getBody(), nullptr, false);
+  if (Uses.Escapes || (NeverAssigned && Uses.Assigned))
+    return nullptr;
+  return VD;
+}
+
+//===----------------------------------------------------------------------===//
 // Evaluation under bindings
 //===----------------------------------------------------------------------===//
 
@@ -71,8 +146,11 @@ struct ValueState {
 
 class Evaluator {
 public:
-  Evaluator(ASTContext &Ctx, const FunctionDecl *Owner, const Bindings &B)
-      : Ctx(Ctx), Owner(Owner), B(B) {}
+  /// \p Allowed: an argument bound to a reference parameter at the call
+  /// being judged; naming a local there does not count as a write.
+  Evaluator(ASTContext &Ctx, const FunctionDecl *Owner, const Bindings &B,
+            const Expr *Allowed = nullptr)
+      : Ctx(Ctx), Owner(Owner), B(B), Allowed(Allowed) {}
 
   std::optional<int64_t> eval(const Expr *E) const {
     if (!E || E->isValueDependent() || E->isTypeDependent())
@@ -100,6 +178,11 @@ public:
           P && P->getDeclContext() == Owner)
         if (const int64_t *V = B.find(P->getFunctionScopeIndex()))
           return *V;
+      // `bool done = false;` that the body only reads keeps its value.
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && !isa<ParmVarDecl>(VD) && VD->getInit() &&
+          privateLocal(DRE, Owner, Allowed, /*NeverAssigned=*/true))
+        return constant(VD->getInit());
       return constant(E);
     }
     if (const auto *U = dyn_cast<UnaryOperator>(E)) {
@@ -180,6 +263,7 @@ private:
   ASTContext &Ctx;
   const FunctionDecl *Owner;
   const Bindings &B;
+  const Expr *Allowed;
 };
 } // namespace
 
@@ -288,8 +372,10 @@ const ValueFacts::ParamInfo &ValueFacts::paramInfo(const FunctionDecl *Def) {
     ParamScan Scan(Def);
     Scan.walk(Def->getBody(), nullptr, false);
     for (unsigned I = 0; I < Def->getNumParams(); ++I) {
-      QualType T = Def->getParamDecl(I)->getType();
-      if (T->isReferenceType() || !T->isIntegralOrEnumerationType())
+      // `bool &done` too: the binding holds for the referenced local, which
+      // only this body changes while it runs (see passed()).
+      QualType T = Def->getParamDecl(I)->getType().getNonReferenceType();
+      if (!T->isIntegralOrEnumerationType() || T.isVolatileQualified())
         continue;
       if (llvm::is_contained(Scan.Decides, I) &&
           !llvm::is_contained(Scan.Changed, I))
@@ -374,8 +460,16 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
     return Out;
   };
   llvm::DenseSet<std::pair<unsigned, unsigned>> TakenEdges;
+  // `while (!done)` reached from outside the loop with `done` bound false.
+  llvm::DenseSet<const Stmt *> EnteredTrue, EnteredOtherwise;
   auto Edge = [&](const CFGBlock &From, const CFGBlock &To, unsigned Succ,
                   const ValueState &Out) -> std::optional<ValueState> {
+    if (const auto *While = dyn_cast_or_null<WhileStmt>(To.getTerminatorStmt());
+        While && From.getLoopTarget() != While) {
+      auto V = Out.B.empty() ? std::nullopt
+                             : Evaluator(Ctx, Def, Out.B).eval(While->getCond());
+      (V && *V ? EnteredTrue : EnteredOtherwise).insert(While);
+    }
     if (Out.B.empty()) {
       TakenEdges.insert({From.getBlockID(), Succ});
       return Out;
@@ -410,6 +504,10 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
   std::vector<std::optional<ValueState>> States =
       solveForward<ValueState>(*Cfg, ValueState{Entry}, Transfer, Edge);
 
+  for (const Stmt *While : EnteredTrue)
+    if (!EnteredOtherwise.contains(While))
+      R.Branches.EnteredLoops.insert(While);
+
   // Two-way branches reached with one edge never taken.
   for (const CFGBlock *B : *Cfg) {
     const Stmt *T = B->getTerminatorStmt();
@@ -419,7 +517,7 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
     for (unsigned Succ = 0; Succ < 2; ++Succ)
       if (B->succ_begin()[Succ].getReachableBlock() &&
           !TakenEdges.contains({B->getBlockID(), Succ}))
-        R.DeadEdges.insert({T, Succ});
+        R.Branches.DeadEdges.insert({T, Succ});
   }
 
   llvm::DenseSet<const Stmt *> Live;
@@ -446,6 +544,7 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
 }
 
 Bindings ValueFacts::passed(const CallSite &Site, const FunctionDecl *Def,
+                            const FunctionDecl *CallerFn,
                             const ValueResult *Caller, KnownArgFn KnownArg) {
   Bindings Out;
   if (!Def || (Site.K != CallSite::Kind::Call &&
@@ -468,22 +567,27 @@ Bindings ValueFacts::passed(const CallSite &Site, const FunctionDecl *Def,
   }
   static const Bindings None;
   const Bindings *Known = &None;
-  const FunctionDecl *Owner = nullptr;
-  if (Caller) {
+  if (Caller && Caller->Function == CallerFn) {
     auto It = Caller->AtCall.find(Site.S);
     if (It != Caller->AtCall.end())
       Known = &It->second;
-    Owner = Caller->Function;
   }
-  Evaluator Eval(Ctx, Owner, *Known);
-  for (unsigned I : Info.Relevant)
-    if (I + Offset < Args.size()) {
-      std::optional<int64_t> V = Eval.eval(Args[I + Offset]);
-      if (!V && KnownArg)
-        V = KnownArg(Args[I + Offset]);
-      if (V)
-        Out.Values.push_back({I, *V});
-    }
+  for (unsigned I : Info.Relevant) {
+    if (I + Offset >= Args.size())
+      continue;
+    const Expr *Arg = Args[I + Offset];
+    // A reference binds only a local of the caller that nothing else can
+    // reach: then only the callee's own assignments change it.
+    bool ByRef = Def->getParamDecl(I)->getType()->isReferenceType();
+    if (ByRef && !privateLocal(Arg, CallerFn, Arg, /*NeverAssigned=*/false))
+      continue;
+    std::optional<int64_t> V =
+        Evaluator(Ctx, CallerFn, *Known, ByRef ? Arg : nullptr).eval(Arg);
+    if (!V && KnownArg)
+      V = KnownArg(Arg);
+    if (V)
+      Out.Values.push_back({I, *V});
+  }
   return Out;
 }
 

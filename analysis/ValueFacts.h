@@ -17,6 +17,7 @@
 #ifndef CUDAGRAPH_ANALYSIS_VALUEFACTS_H
 #define CUDAGRAPH_ANALYSIS_VALUEFACTS_H
 
+#include "BranchFacts.h"
 #include "CallSites.h"
 #include "HazardCatalog.h"
 #include "llvm/ADT/DenseMap.h"
@@ -33,9 +34,6 @@ namespace clang {
 class ASTContext;
 class ParentMap;
 namespace cudagraph {
-
-/// Branch edges by terminator statement and successor index.
-using DeadEdgeSet = llvm::DenseSet<std::pair<const Stmt *, unsigned>>;
 
 /// Parameters (by index) known to hold a constant, sorted by index.
 struct Bindings {
@@ -55,9 +53,8 @@ struct ValueResult {
   llvm::DenseSet<const VarDecl *> DeadVars;
   /// The bindings in effect before each call or construction.
   llvm::DenseMap<const Stmt *, Bindings> AtCall;
-  /// Two-way branches (terminator, 0 for true / 1 for false) no path
-  /// takes: the condition is decided there.
-  DeadEdgeSet DeadEdges;
+  /// Branches the bindings decide.
+  BranchFacts Branches;
 
   bool isDead(const CallSite &Site) const;
 };
@@ -71,14 +68,17 @@ public:
   /// decides anything there.
   const ValueResult *under(const FunctionDecl *Def, const Bindings &In);
 
-  /// The constants \p Site passes to the parameters of \p Def that decide
-  /// a branch there or are passed on; \p Caller holds the facts of the
-  /// calling body (null: none known).
+  /// The constants \p Site, a call in \p CallerFn, passes to the
+  /// parameters of \p Def that decide a branch there or are passed on;
+  /// \p Caller holds the facts of the calling body (null: none known).
+  /// A reference parameter is bound only to a local of the caller that
+  /// nothing else reaches (`bool done = false; run(done);`).
   /// \p Known answers for an argument no constant decides (a condition
   /// the capture began under, say).
   using KnownArgFn = llvm::function_ref<std::optional<int64_t>(const Expr *)>;
   Bindings passed(const CallSite &Site, const FunctionDecl *Def,
-                  const ValueResult *Caller, KnownArgFn Known = nullptr);
+                  const FunctionDecl *CallerFn, const ValueResult *Caller,
+                  KnownArgFn Known = nullptr);
 
   /// Whether \p S, a statement of \p FD, sits in one arm of a switch or an
   /// if/else whose other arm, live under \p Values, calls a function that

@@ -197,3 +197,45 @@ void loops(cudaStream_t s, bool useGraph, bool update, bool skip) {
   maybeSkipped(s, skip);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'maybeSkipped' is called here during capture
 }
+
+// The same with the flags passed by reference to locals the caller owns:
+// `done` starts false and only the callee writes it, and the begin's guard
+// still holds for `useGraph` and `update`.
+void drainByRef(cudaStream_t s, bool &done, bool &useGraph, bool &update) {
+  cudaGraph_t g;
+  while (!done) {
+    if (useGraph && update) {
+      cudaStreamEndCapture(s, &g);
+      done = true;
+    } else {
+      done = true;
+    }
+  }
+  if (useGraph)
+    cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamSynchronize' blocks the host until a stream drains during CUDA graph capture
+}
+
+void loopsByRef(cudaStream_t s, bool enabled, bool changed) {
+  bool useGraph = enabled;
+  bool update = false;
+  if (useGraph)
+    update = changed;
+  if (useGraph && update)
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  bool done = false;
+  drainByRef(s, done, useGraph, update);
+}
+
+// A flag another call may already have set says nothing about the loop.
+void markDone(bool &flag);
+
+void loopsShared(cudaStream_t s, bool update) {
+  bool useGraph = true;
+  bool done = false;
+  markDone(done);
+  if (update)
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  drainByRef(s, done, useGraph, update);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'drainByRef' is called here during capture
+}
