@@ -1,11 +1,23 @@
 //===--- Driver.cpp - cudagraph-tidy --------------------------------------===//
 
 #include "Driver.h"
+#include "NvccCommand.h"
 #include "clang-tidy/tool/ClangTidyMain.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#ifndef CUDAGRAPH_TIDY_VERSION
+#define CUDAGRAPH_TIDY_VERSION "0.0.0"
+#endif
 
 namespace clang::tidy {
 // Defined next to the cudagraph module; referencing it keeps the module's
@@ -15,15 +27,51 @@ extern volatile int CudaGraphModuleAnchorSource;
 
 namespace cudagraph {
 
-static bool isOption(llvm::StringRef Arg, llvm::StringRef Name) {
-  // clang-tidy accepts -name, --name, -name=value and --name=value.
+namespace {
+
+/// clang-tidy accepts -name, --name, -name=value and --name=value.
+bool isOption(llvm::StringRef Arg, llvm::StringRef Name) {
   Arg.consume_front("-");
   Arg.consume_front("-");
   return Arg == Name || Arg.starts_with((Name + "=").str());
 }
 
-/// Whether a .clang-tidy file above \p Source sets Checks.
-static bool configChoosesChecks(llvm::StringRef Source) {
+/// clang-tidy options whose value may follow as the next argument.
+bool takesSeparateValue(llvm::StringRef Arg) {
+  if (Arg.contains('='))
+    return false;
+  for (const char *Name :
+       {"p", "checks", "config", "config-file", "export-fixes", "format-style",
+        "header-filter", "line-filter", "extra-arg", "extra-arg-before",
+        "vfsoverlay", "store-check-profile", "load", "exclude-header-filter",
+        "warnings-as-errors", "export-clang-database"})
+    if (isOption(Arg, Name))
+      return true;
+  return false;
+}
+
+/// The value of option \p Arg (`-p=DIR` or `-p DIR`).
+std::string valueOf(const std::vector<std::string> &Args, size_t &I) {
+  llvm::StringRef Arg = Args[I];
+  if (Arg.contains('='))
+    return Arg.split('=').second.str();
+  return I + 1 < Args.size() ? Args[++I] : "";
+}
+
+/// Whether a check list or a YAML/JSON configuration text sets Checks.
+bool setsChecks(llvm::StringRef Config) {
+  for (size_t At = Config.find("Checks"); At != llvm::StringRef::npos;
+       At = Config.find("Checks", At + 1)) {
+    bool WordStart = At == 0 || !(isalnum(Config[At - 1]) || Config[At - 1] == '_');
+    llvm::StringRef Rest = Config.drop_front(At + 6).ltrim(" \t\"'");
+    if (WordStart && Rest.starts_with(":"))
+      return true;
+  }
+  return false;
+}
+
+/// The Checks text of the nearest .clang-tidy above \p Source that sets it.
+std::optional<std::string> configChecksFor(llvm::StringRef Source) {
   llvm::SmallString<256> Dir(Source);
   llvm::sys::fs::make_absolute(Dir);
   llvm::sys::path::remove_filename(Dir);
@@ -33,8 +81,8 @@ static bool configChoosesChecks(llvm::StringRef Source) {
       llvm::sys::path::append(Config, Name);
       if (auto Buffer = llvm::MemoryBuffer::getFile(Config)) {
         llvm::StringRef Text = (*Buffer)->getBuffer();
-        if (Text.starts_with("Checks:") || Text.contains("\nChecks:"))
-          return true;
+        if (setsChecks(Text))
+          return Text.str();
       }
     }
     llvm::StringRef Parent = llvm::sys::path::parent_path(Dir);
@@ -42,44 +90,277 @@ static bool configChoosesChecks(llvm::StringRef Source) {
       break;
     Dir = Parent;
   }
-  return false;
+  return std::nullopt;
 }
 
-std::vector<std::string> adjustArguments(const std::vector<std::string> &Args) {
-  bool ChecksGiven = false;
+/// The command line split into clang-tidy's options, the sources, and the
+/// compiler flags after `--`.
+struct CommandLine {
+  std::vector<std::string> Options; // in order, without sources
   std::vector<std::string> Sources;
-  bool AfterDashDash = false;
+  bool HasDashDash = false;
+  std::vector<std::string> Flags; // after --
+  std::optional<std::string> BuildPath;
+  std::optional<std::string> ExportDatabase;
+};
+
+CommandLine parse(const std::vector<std::string> &Args) {
+  CommandLine C;
   for (size_t I = 0; I < Args.size(); ++I) {
     llvm::StringRef Arg = Args[I];
-    if (AfterDashDash)
-      continue;
     if (Arg == "--") {
-      AfterDashDash = true;
+      C.HasDashDash = true;
+      C.Flags.assign(Args.begin() + I + 1, Args.end());
+      break;
+    }
+    if (!Arg.starts_with("-") || Arg == "-") {
+      C.Sources.push_back(Args[I]);
       continue;
     }
-    if (isOption(Arg, "checks") || isOption(Arg, "config") ||
-        isOption(Arg, "config-file") || isOption(Arg, "dump-config") ||
-        isOption(Arg, "explain-config"))
-      ChecksGiven = true;
-    if (!Arg.starts_with("-"))
-      Sources.push_back(Args[I]);
+    if (isOption(Arg, "p")) {
+      C.BuildPath = valueOf(Args, I);
+      continue;
+    }
+    if (isOption(Arg, "export-clang-database")) {
+      C.ExportDatabase = valueOf(Args, I);
+      continue;
+    }
+    C.Options.push_back(Args[I]);
+    if (takesSeparateValue(Arg) && I + 1 < Args.size())
+      C.Options.push_back(Args[++I]);
   }
-  for (const std::string &Source : Sources)
-    ChecksGiven = ChecksGiven || configChoosesChecks(Source);
+  return C;
+}
 
-  std::vector<std::string> Result;
-  if (!ChecksGiven)
-    Result.push_back("--checks=-*,cudagraph-*");
+/// Which checks to add so that cudagraph-* stays on unless the user named a
+/// cudagraph check: rewrites --checks in \p Options or adds one.
+void chooseChecks(std::vector<std::string> &Options,
+                  const std::vector<std::string> &Sources) {
+  std::string CommandChecks, InlineConfig;
+  int ChecksAt = -1;
+  bool ConfigFile = false;
+  for (size_t I = 0; I < Options.size(); ++I) {
+    llvm::StringRef O = Options[I];
+    bool Separate = !O.contains('=') && I + 1 < Options.size();
+    if (isOption(O, "checks")) {
+      ChecksAt = I;
+      CommandChecks = Separate ? Options[I + 1] : O.split('=').second.str();
+    } else if (isOption(O, "config")) {
+      InlineConfig = Separate ? Options[I + 1] : O.split('=').second.str();
+    } else if (isOption(O, "config-file")) {
+      ConfigFile = true;
+      std::string Path = Separate ? Options[I + 1] : O.split('=').second.str();
+      if (auto Buffer = llvm::MemoryBuffer::getFile(Path))
+        InlineConfig = (*Buffer)->getBuffer().str();
+    }
+  }
+  // The configuration the run reads: --config or --config-file, else the
+  // .clang-tidy files above the sources.
+  std::string ConfigChecks;
+  bool ConfigSets = false;
+  if (!InlineConfig.empty() || ConfigFile) {
+    ConfigSets = setsChecks(InlineConfig);
+    ConfigChecks = InlineConfig;
+  } else {
+    for (const std::string &S : Sources)
+      if (std::optional<std::string> Text = configChecksFor(S)) {
+        ConfigSets = true;
+        ConfigChecks += *Text;
+      }
+  }
+  bool Named = llvm::StringRef(CommandChecks).contains("cudagraph") ||
+               (ConfigSets && llvm::StringRef(ConfigChecks).contains("cudagraph"));
+  if (Named)
+    return; // the user's choice of cudagraph checks wins
+  if (ChecksAt >= 0) {
+    std::string Value = CommandChecks + ",cudagraph-*";
+    llvm::StringRef O = Options[ChecksAt];
+    if (!O.contains('=')) {
+      Options[ChecksAt + 1] = Value;
+    } else {
+      Options[ChecksAt] = O.split('=').first.str() + "=" + Value;
+    }
+    return;
+  }
+  // A configuration that chooses other checks keeps them; cudagraph-* is
+  // added. With no choice at all, only the cudagraph checks run (not
+  // clang-tidy's default clang-analyzer-* set).
+  Options.insert(Options.begin(),
+                 ConfigSets ? "--checks=cudagraph-*" : "--checks=-*,cudagraph-*");
+}
+
+std::string absolute(llvm::StringRef Path) {
+  llvm::SmallString<256> P(Path);
+  llvm::sys::fs::make_absolute(P);
+  llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return std::string(P);
+}
+
+/// Writes a compile_commands.json holding \p Commands to \p Dir.
+bool writeDatabase(llvm::StringRef Dir,
+                   const std::vector<clang::tooling::CompileCommand> &Commands,
+                   std::string &Error) {
+  if (std::error_code EC = llvm::sys::fs::create_directories(Dir)) {
+    Error = "cannot create '" + Dir.str() + "': " + EC.message();
+    return false;
+  }
+  llvm::json::Array Entries;
+  for (const clang::tooling::CompileCommand &C : Commands) {
+    llvm::json::Array Arguments;
+    for (const std::string &A : C.CommandLine)
+      Arguments.push_back(A);
+    Entries.push_back(llvm::json::Object{{"directory", C.Directory},
+                                         {"file", C.Filename},
+                                         {"arguments", std::move(Arguments)}});
+  }
+  llvm::SmallString<256> Path(Dir);
+  llvm::sys::path::append(Path, "compile_commands.json");
+  std::error_code EC;
+  llvm::raw_fd_ostream OS(Path, EC);
+  if (EC) {
+    Error = "cannot write '" + std::string(Path) + "': " + EC.message();
+    return false;
+  }
+  OS << llvm::formatv("{0:2}", llvm::json::Value(std::move(Entries))) << "\n";
+  return true;
+}
+
+/// Rewrites every nvcc command of \p Commands for clang; returns how many.
+std::optional<unsigned>
+translateCommands(std::vector<clang::tooling::CompileCommand> &Commands,
+                  std::string &Error) {
+  unsigned Count = 0;
+  for (clang::tooling::CompileCommand &C : Commands) {
+    if (!isNvccCommand(C.CommandLine))
+      continue;
+    std::optional<NvccTranslation> T =
+        translateNvccCommand(C.CommandLine, C.Directory, Error);
+    if (!T) {
+      Error = C.Filename + ": " + Error;
+      return std::nullopt;
+    }
+    C.CommandLine = std::move(T->Args);
+    ++Count;
+  }
+  return Count;
+}
+
+int fail(llvm::StringRef Message) {
+  llvm::errs() << "cudagraph-tidy: error: " << Message << "\n";
+  return 2;
+}
+
+} // namespace
+
+std::vector<std::string> adjustArguments(const std::vector<std::string> &Args) {
+  CommandLine C = parse(Args);
+  std::vector<std::string> Result = C.Options;
+  chooseChecks(Result, C.Sources);
   // Clang 19 knows CUDA up to 12.5 and warns about every newer toolkit.
-  Result.push_back("--extra-arg-before=-Wno-unknown-cuda-version");
-  Result.insert(Result.end(), Args.begin(), Args.end());
+  Result.insert(Result.begin(),
+                "--extra-arg-before=-Wno-unknown-cuda-version");
+  if (C.BuildPath)
+    Result.push_back("-p=" + *C.BuildPath);
+  Result.insert(Result.end(), C.Sources.begin(), C.Sources.end());
+  if (C.HasDashDash) {
+    Result.push_back("--");
+    Result.insert(Result.end(), C.Flags.begin(), C.Flags.end());
+  }
   return Result;
 }
 
 int runCudaGraphTidy(int Argc, const char **Argv) {
   (void)clang::tidy::CudaGraphModuleAnchorSource;
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &OS) {
+    OS << "cudagraph-tidy version " CUDAGRAPH_TIDY_VERSION
+          " (the cudagraph checks built into clang-tidy "
+       << LLVM_VERSION_STRING << ")\n";
+  });
   std::vector<std::string> Args(Argv + 1, Argv + Argc);
-  std::vector<std::string> Adjusted = adjustArguments(Args);
+  CommandLine C = parse(Args);
+
+  // nvcc flags after `--` (CMake's CMAKE_CUDA_CLANG_TIDY passes the whole
+  // nvcc command line there): translate them for clang.
+  if (C.HasDashDash && hasNvccOnlyFlags(C.Flags)) {
+    std::vector<std::string> Command = C.Flags;
+    if (!isNvccCommand(Command))
+      Command.insert(Command.begin(), "nvcc");
+    std::string Error;
+    std::optional<NvccTranslation> T = translateNvccCommand(Command, "", Error);
+    if (!T)
+      return fail(Error);
+    C.Flags.assign(T->Args.begin() + 1, T->Args.end());
+  }
+
+  // A compilation database: an explicit -p must load; nvcc commands in it
+  // are translated into a database of clang commands for this run.
+  std::string TempDir;
+  auto RemoveTemp = llvm::make_scope_exit([&] {
+    if (!TempDir.empty())
+      llvm::sys::fs::remove_directories(TempDir);
+  });
+  if (!C.HasDashDash && (C.BuildPath || !C.Sources.empty() || C.ExportDatabase)) {
+    std::string Error;
+    std::unique_ptr<clang::tooling::CompilationDatabase> DB;
+    if (C.BuildPath) {
+      DB = clang::tooling::CompilationDatabase::loadFromDirectory(*C.BuildPath,
+                                                                  Error);
+      if (!DB)
+        return fail("no usable compilation database in '" + *C.BuildPath +
+                    "': " + Error);
+    } else if (!C.Sources.empty()) {
+      DB = clang::tooling::CompilationDatabase::autoDetectFromSource(
+          absolute(C.Sources.front()), Error);
+    } else {
+      return fail("--export-clang-database needs -p <build directory>");
+    }
+    if (DB) {
+      std::vector<clang::tooling::CompileCommand> Commands;
+      if (C.Sources.empty()) {
+        Commands = DB->getAllCompileCommands();
+      } else {
+        for (const std::string &S : C.Sources) {
+          std::vector<clang::tooling::CompileCommand> Found =
+              DB->getCompileCommands(absolute(S));
+          Commands.insert(Commands.end(), Found.begin(), Found.end());
+        }
+      }
+      std::optional<unsigned> Translated = translateCommands(Commands, Error);
+      if (!Translated)
+        return fail(Error);
+      if (C.ExportDatabase) {
+        if (!writeDatabase(*C.ExportDatabase, Commands, Error))
+          return fail(Error);
+        llvm::errs() << "cudagraph-tidy: wrote " << Commands.size()
+                     << " compile commands (" << *Translated
+                     << " translated from nvcc) to "
+                     << *C.ExportDatabase << "/compile_commands.json\n";
+        return 0;
+      }
+      if (*Translated) {
+        llvm::SmallString<128> Prefix, Dir;
+        llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Prefix);
+        llvm::sys::path::append(Prefix, "cudagraph-tidy-db");
+        if (std::error_code EC =
+                llvm::sys::fs::createUniqueDirectory(Prefix, Dir))
+          return fail("cannot create a temporary directory: " + EC.message());
+        TempDir = std::string(Dir);
+        if (!writeDatabase(TempDir, Commands, Error))
+          return fail(Error);
+        C.BuildPath = TempDir;
+      }
+    }
+  }
+
+  std::vector<std::string> Rebuilt = C.Options;
+  if (C.BuildPath)
+    Rebuilt.push_back("-p=" + *C.BuildPath);
+  Rebuilt.insert(Rebuilt.end(), C.Sources.begin(), C.Sources.end());
+  if (C.HasDashDash) {
+    Rebuilt.push_back("--");
+    Rebuilt.insert(Rebuilt.end(), C.Flags.begin(), C.Flags.end());
+  }
+  std::vector<std::string> Adjusted = adjustArguments(Rebuilt);
   std::vector<const char *> NewArgv;
   NewArgv.push_back(Argv[0]);
   for (const std::string &A : Adjusted)
