@@ -68,6 +68,8 @@ constexpr HazardKind UnregisteredGenerator =
     HazardKind::UnregisteredGenerator;
 constexpr HazardKind Branch = HazardKind::Branch;
 constexpr HazardKind LeftOpen = HazardKind::LeftOpen;
+constexpr HazardKind StreamFork = HazardKind::StreamFork;
+constexpr HazardKind UncapturedWait = HazardKind::UncapturedWait;
 constexpr HazardKind RuntimeOnly = HazardKind::RuntimeOnly;
 constexpr bool None = false;
 constexpr bool ReadsDevice = true;

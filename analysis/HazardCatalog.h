@@ -42,6 +42,8 @@ enum class HazardKind {
   UnregisteredGenerator,
   Branch,
   LeftOpen,
+  StreamFork,
+  UncapturedWait,
   RuntimeOnly
 };
 enum class GpuVerdict {

@@ -495,6 +495,8 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::UnregisteredGenerator: // judged by the check (origins)
   case HazardKind::Branch:
   case HazardKind::LeftOpen:
+  case HazardKind::StreamFork:     // judged by the check (stream dataflow)
+  case HazardKind::UncapturedWait:
   case HazardKind::RuntimeOnly:
     break;
   }

@@ -5,6 +5,7 @@
 #include "DataDependentBranchCheck.h"
 #include "LegacyStreamCheck.h"
 #include "RngGeneratorCheck.h"
+#include "UnjoinedForkCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 
@@ -24,6 +25,7 @@ public:
     Factories.registerCheck<ApiHazardCheck>("cudagraph-pinned-alloc");
     Factories.registerCheck<RngGeneratorCheck>("cudagraph-rng-generator");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-status-query");
+    Factories.registerCheck<UnjoinedForkCheck>("cudagraph-unjoined-fork");
   }
 };
 

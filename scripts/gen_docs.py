@@ -47,6 +47,11 @@ def names_cell(h):
                 "while `getDefaultCUDAStream()` is current")
     if h["kind"] == "LeftOpen":
         return "a `return` between a begin and the end the other paths reach"
+    if h["kind"] == "StreamFork":
+        return ("a wait (`cudaStreamWaitEvent`, `cuStreamWaitEvent`, `CUDAEvent::block`) on an event "
+                "recorded on a capturing stream, by a stream never joined back before the end")
+    if h["kind"] == "UncapturedWait":
+        return ("a wait of a capturing stream on an event recorded only before the begin")
     inc = [n for n in h["names"] if not n.startswith("!")]
     exc = [n[1:] for n in h["names"] if n.startswith("!")]
     text = ", ".join("`%s`" % n for n in inc)

@@ -1,0 +1,300 @@
+// RUN: %check_cudagraph_tidy %s cudagraph-unjoined-fork %t -- -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstdlib>
+
+__global__ void scale(float *x, int n) {}
+
+#define CHECK_CUDA(call)                                                       \
+  do {                                                                         \
+    cudaError_t err_ = (call);                                                 \
+    if (err_ != cudaSuccess) {                                                 \
+      std::fprintf(stderr, "%s\n", cudaGetErrorString(err_));                  \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+// A side stream waits on the capture and is never joined back: end-capture
+// fails with 904.
+void forkOnly(cudaStream_t s, cudaStream_t side, cudaEvent_t fork, float *x,
+              int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(fork, s);
+  cudaStreamWaitEvent(side, fork, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' forks another stream into the capture and never joins it back during CUDA graph capture: end-capture fails with cudaErrorStreamCaptureUnjoined (904); record an event on the side stream after its last work and make the capturing stream wait on it before capture ends (hazard: unjoined-fork) [cudagraph-unjoined-fork]
+  // CHECK-MESSAGES: :[[@LINE-2]]:23: note: 'side' joins the capture here; no event recorded on it is waited on by the capturing stream before the capture ends
+  // CHECK-MESSAGES: :[[@LINE+3]]:3: note: the capture ends here
+  // CHECK-MESSAGES: :[[@LINE-6]]:3: note: CUDA graph capture begins here (global mode)
+  scale<<<1, 32, 0, side>>>(x, n);
+  cudaStreamEndCapture(s, &g);
+}
+
+// Joined back before the end: captured.
+void forkJoin(cudaStream_t s, cudaStream_t side, cudaEvent_t fork,
+              cudaEvent_t join, float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(fork, s);
+  cudaStreamWaitEvent(side, fork, 0);
+  scale<<<1, 32, 0, side>>>(x, n);
+  cudaEventRecord(join, side);
+  cudaStreamWaitEvent(s, join, 0);
+  cudaStreamEndCapture(s, &g);
+}
+
+// Two side streams from one fork event, in error-check macros; only the
+// first is joined.
+void twoSides(float *x, int n) {
+  cudaStream_t s, a, b;
+  cudaEvent_t fork, doneA, doneB;
+  cudaStreamCreate(&s);
+  cudaStreamCreate(&a);
+  cudaStreamCreate(&b);
+  cudaGraph_t g;
+  CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  CHECK_CUDA(cudaEventRecord(fork, s));
+  CHECK_CUDA(cudaStreamWaitEvent(a, fork, 0));
+  CHECK_CUDA(cudaStreamWaitEvent(b, fork, 0));
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'cudaStreamWaitEvent' forks another stream into the capture and never joins it back
+  // CHECK-MESSAGES: :[[@LINE-2]]:34: note: 'b' joins the capture here
+  scale<<<1, 32, 0, a>>>(x, n);
+  CHECK_CUDA(cudaEventRecord(doneA, a));
+  scale<<<1, 32, 0, b>>>(x, n);
+  CHECK_CUDA(cudaEventRecord(doneB, b));
+  CHECK_CUDA(cudaStreamWaitEvent(s, doneA, 0));
+  CHECK_CUDA(cudaStreamEndCapture(s, &g));
+}
+
+// A stream joined through another side stream that is joined itself.
+void chained(cudaStream_t s, cudaStream_t a, cudaStream_t b, cudaEvent_t e1,
+             cudaEvent_t e2, cudaEvent_t e3, cudaEvent_t e4) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  cudaEventRecord(e1, s);
+  cudaStreamWaitEvent(a, e1, 0);
+  cudaEventRecord(e2, a);
+  cudaStreamWaitEvent(b, e2, 0);
+  cudaEventRecord(e3, b);
+  cudaStreamWaitEvent(a, e3, 0);
+  cudaEventRecord(e4, a);
+  cudaStreamWaitEvent(s, e4, 0);
+  cudaStreamEndCapture(s, &g);
+}
+
+// Forks and joins over arrays of streams and events, in loops.
+struct Pipeline {
+  cudaStream_t main_;
+  cudaStream_t workers_[4];
+  cudaEvent_t fork_;
+  cudaEvent_t done_[4];
+  cudaGraph_t graph_;
+
+  void capture(float *x, int n) {
+    cudaStreamBeginCapture(main_, cudaStreamCaptureModeGlobal);
+    cudaEventRecord(fork_, main_);
+    for (int i = 0; i < 4; ++i) {
+      cudaStreamWaitEvent(workers_[i], fork_, 0);
+      scale<<<1, 32, 0, workers_[i]>>>(x + i * n, n);
+    }
+    for (int i = 0; i < 4; ++i) {
+      cudaEventRecord(done_[i], workers_[i]);
+      cudaStreamWaitEvent(main_, done_[i], 0);
+    }
+    cudaStreamEndCapture(main_, &graph_);
+  }
+
+  void captureNoJoin(float *x, int n) {
+    cudaStreamBeginCapture(main_, cudaStreamCaptureModeGlobal);
+    cudaEventRecord(fork_, main_);
+    for (int i = 0; i < 4; ++i) {
+      cudaStreamWaitEvent(workers_[i], fork_, 0);
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaStreamWaitEvent' forks another stream into the capture and never joins it back
+      scale<<<1, 32, 0, workers_[i]>>>(x + i * n, n);
+    }
+    cudaStreamEndCapture(main_, &graph_);
+  }
+};
+
+// Fork and join done by helpers the capture calls.
+static void streamWait(cudaStream_t waiter, cudaStream_t producer) {
+  cudaEvent_t e;
+  cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+  cudaEventRecord(e, producer);
+  cudaStreamWaitEvent(waiter, e, 0);
+}
+
+void helpers(cudaStream_t s, cudaStream_t side, float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  streamWait(side, s);
+  scale<<<1, 32, 0, side>>>(x, n);
+  streamWait(s, side);
+  cudaStreamEndCapture(s, &g);
+}
+
+void helperForkOnly(cudaStream_t s, cudaStream_t side, float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  streamWait(side, s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'streamWait' forks another stream into the capture and never joins it back
+  // CHECK-MESSAGES: :[[@LINE-17]]:23: note: 'waiter' joins the capture here
+  scale<<<1, 32, 0, side>>>(x, n);
+  cudaStreamEndCapture(s, &g);
+}
+
+// Joined only after the capture ended: too late.
+void joinAfterEnd(cudaStream_t s, cudaStream_t side, cudaEvent_t fork,
+                  cudaEvent_t join) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(fork, s);
+  cudaStreamWaitEvent(side, fork, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' forks another stream into the capture
+  cudaStreamEndCapture(s, &g);
+  cudaEventRecord(join, side);
+  cudaStreamWaitEvent(s, join, 0);
+}
+
+// Fork and join under the same condition: both happen or neither.
+void conditional(cudaStream_t s, cudaStream_t side, cudaEvent_t fork,
+                 cudaEvent_t join, bool overlap) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  if (overlap) {
+    cudaEventRecord(fork, s);
+    cudaStreamWaitEvent(side, fork, 0);
+  }
+  if (overlap) {
+    cudaEventRecord(join, side);
+    cudaStreamWaitEvent(s, join, 0);
+  }
+  cudaStreamEndCapture(s, &g);
+}
+
+// A function this file cannot see may join the streams: not judged.
+void syncStreams(cudaStream_t to, cudaStream_t from);
+void opaqueJoin(cudaStream_t s, cudaStream_t side, cudaEvent_t fork) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(fork, s);
+  cudaStreamWaitEvent(side, fork, 0);
+  syncStreams(s, side);
+  cudaStreamEndCapture(s, &g);
+}
+
+// The driver API, and a capture begun by a wrapper.
+static void beginOn(CUstream s) {
+  cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+void driverFork(CUstream s, CUstream side, CUevent e) {
+  CUgraph g;
+  beginOn(s);
+  cuEventRecord(e, s);
+  cuStreamWaitEvent(side, e, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cuStreamWaitEvent' forks another stream into the capture
+  cuStreamEndCapture(s, &g);
+}
+
+// A template: reported in the instantiation the program uses.
+template <typename T> void forkTemplate(cudaStream_t s, cudaStream_t side,
+                                        cudaEvent_t e, T *x) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(e, s);
+  cudaStreamWaitEvent(side, e, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' forks another stream into the capture
+  cudaStreamEndCapture(s, &g);
+}
+template void forkTemplate<float>(cudaStream_t, cudaStream_t, cudaEvent_t,
+                                  float *);
+
+// Waiting on an event recorded before the capture began: 905.
+void isolation(cudaStream_t s, cudaStream_t other, cudaEvent_t before,
+               float *x, int n) {
+  cudaGraph_t g;
+  scale<<<1, 32, 0, other>>>(x, n);
+  cudaEventRecord(before, other);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaStreamWaitEvent(s, before, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' waits on an event recorded before capture began during CUDA graph capture: the wait fails with cudaErrorStreamCaptureIsolation (905); record the event inside the capture, or wait before capture begins (hazard: uncaptured-dependency) [cudagraph-unjoined-fork]
+  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: the event is recorded here, before the capture begins
+  scale<<<1, 32, 0, s>>>(x, n);
+  cudaStreamEndCapture(s, &g);
+}
+
+// Waiting before the capture, recording inside it, or an external wait node:
+// not reported.
+void isolationNegatives(cudaStream_t s, cudaStream_t other, cudaEvent_t e,
+                        cudaEvent_t ext) {
+  cudaGraph_t g;
+  cudaEventRecord(e, other);
+  cudaEventRecord(ext, other);
+  cudaStreamWaitEvent(s, e, 0);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(e, s);
+  cudaStreamWaitEvent(s, e, 0);
+  cudaStreamWaitEvent(s, ext, cudaEventWaitExternal);
+  cudaStreamEndCapture(s, &g);
+}
+
+// libtorch: a side stream forked with CUDAEvent::record/block and used under
+// a guard, never joined.
+at::Tensor torchFork(const at::Tensor &x) {
+  at::cuda::CUDAGraph graph;
+  c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream();
+  c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+  at::cuda::CUDAEvent fork;
+  graph.capture_begin();
+  fork.record(main);
+  fork.block(side);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'CUDAEvent::block' forks another stream into the capture and never joins it back during CUDA graph capture: end-capture fails with cudaErrorStreamCaptureUnjoined (904); record a CUDAEvent on the side stream after its last work (ev.record(side)) and block the capturing stream on it (ev.block(capturing)) before capture_end (hazard: unjoined-fork)
+  at::Tensor y;
+  {
+    c10::cuda::CUDAStreamGuard guard(side);
+    y = x * 2;
+  }
+  graph.capture_end();
+  return y;
+}
+
+// Joined back, with the join recorded on the current stream under the guard.
+at::Tensor torchJoin(const at::Tensor &x) {
+  at::cuda::CUDAGraph graph;
+  c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream();
+  c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+  at::cuda::CUDAEvent fork, join;
+  graph.capture_begin();
+  fork.record();
+  fork.block(side);
+  at::Tensor y;
+  {
+    c10::cuda::CUDAStreamGuard guard(side);
+    y = x * 2;
+    join.record();
+  }
+  join.block(main);
+  graph.capture_end();
+  return y;
+}
+
+// libtorch: the capturing stream blocks on an event recorded before capture.
+at::Tensor torchIsolation(const at::Tensor &x) {
+  at::cuda::CUDAGraph graph;
+  at::cuda::CUDAEvent before;
+  before.record(c10::cuda::getStreamFromPool());
+  graph.capture_begin();
+  before.block(c10::cuda::getCurrentCUDAStream());
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'CUDAEvent::block' waits on an event recorded before capture began during CUDA graph capture
+  at::Tensor y = x * 2;
+  graph.capture_end();
+  return y;
+}
