@@ -68,6 +68,7 @@ constexpr HazardKind UnregisteredGenerator =
     HazardKind::UnregisteredGenerator;
 constexpr HazardKind Branch = HazardKind::Branch;
 constexpr HazardKind LeftOpen = HazardKind::LeftOpen;
+constexpr HazardKind FrozenState = HazardKind::FrozenState;
 constexpr HazardKind RuntimeOnly = HazardKind::RuntimeOnly;
 constexpr bool None = false;
 constexpr bool ReadsDevice = true;

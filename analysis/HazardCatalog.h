@@ -42,6 +42,7 @@ enum class HazardKind {
   UnregisteredGenerator,
   Branch,
   LeftOpen,
+  FrozenState,
   RuntimeOnly
 };
 enum class GpuVerdict {

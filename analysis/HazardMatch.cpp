@@ -495,6 +495,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::UnregisteredGenerator: // judged by the check (origins)
   case HazardKind::Branch:
   case HazardKind::LeftOpen:
+  case HazardKind::FrozenState: // judged by the check (a dataflow)
   case HazardKind::RuntimeOnly:
     break;
   }

@@ -47,6 +47,12 @@ def names_cell(h):
                 "while `getDefaultCUDAStream()` is current")
     if h["kind"] == "LeftOpen":
         return "a `return` between a begin and the end the other paths reach"
+    if h["kind"] == "FrozenState" and h["id"] == "reassigned-static-input":
+        return ("a tensor or pointer variable that captured work reads, reassigned after "
+                "capture where a replay of the graph follows")
+    if h["kind"] == "FrozenState":
+        return ("a host scalar passed by value to captured work, modified after capture "
+                "where a replay of the graph follows")
     inc = [n for n in h["names"] if not n.startswith("!")]
     exc = [n[1:] for n in h["names"] if n.startswith("!")]
     text = ", ".join("`%s`" % n for n in inc)
