@@ -433,28 +433,30 @@ void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
       } else if (Root->K == RegionRoot::Kind::BeginApi &&
                  Name.contains("BeginCapture") && Call->getNumArgs() >= 1 &&
                  Root->Owner && Root->Owner->getBody()) {
-        // The graph comes out of the end call on the same stream.
+        // The graph comes out of the first end call on the same stream
+        // after the begin.
+        const SourceManager &SM = Analysis.context().getSourceManager();
         const Decl *Stream = graphKeyOf(Call->getArg(0));
-        std::set<const Decl *> Graphs;
-        bool Unknown = false;
+        const CallExpr *First = nullptr;
         forEachStmt(Root->Owner->getBody(), [&](const Stmt *S) {
           const auto *EndCall = dyn_cast<CallExpr>(S);
           const FunctionDecl *EndFD =
               EndCall ? EndCall->getDirectCallee() : nullptr;
           if (!EndFD || EndCall->getNumArgs() < 2 ||
-              !End.matches(Analysis.nameOf(EndFD)))
+              !End.matches(Analysis.nameOf(EndFD)) ||
+              !SM.isBeforeInTranslationUnit(Call->getBeginLoc(),
+                                            EndCall->getBeginLoc()))
             return;
           const Decl *EndStream = graphKeyOf(EndCall->getArg(0));
           if (Stream && EndStream && EndStream != Stream)
             return;
-          if (const Decl *Graph = graphKeyOf(EndCall->getArg(1)))
-            Graphs.insert(Graph);
-          else
-            Unknown = true;
+          if (!First || SM.isBeforeInTranslationUnit(EndCall->getBeginLoc(),
+                                                     First->getBeginLoc()))
+            First = EndCall;
         });
         G.F = GraphRef::Flavour::Raw;
-        if (Graphs.size() == 1 && !Unknown)
-          G.Key = *Graphs.begin();
+        if (First)
+          G.Key = graphKeyOf(First->getArg(1));
       }
       RootGraphs[Root] = G;
     }
