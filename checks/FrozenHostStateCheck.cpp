@@ -383,12 +383,13 @@ FrozenHostStateCheck::replayOf(CaptureAnalysis &Analysis,
   StringRef Name = Analysis.nameOf(FD);
   if (Name == "at::cuda::CUDAGraph::replay") {
     const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
-    return GraphRef{GraphRef::Flavour::Torch,
-                    MC ? graphKeyOf(MC->getImplicitObjectArgument()) : nullptr};
+    const Expr *Object = MC ? MC->getImplicitObjectArgument() : nullptr;
+    return GraphRef{GraphRef::Flavour::Torch, graphKeyOf(Object), Object};
   }
   if ((Name == "cudaGraphLaunch" || Name == "cuGraphLaunch") &&
       Call->getNumArgs() >= 1)
-    return GraphRef{GraphRef::Flavour::Raw, graphKeyOf(Call->getArg(0))};
+    return GraphRef{GraphRef::Flavour::Raw, graphKeyOf(Call->getArg(0)),
+                    Call->getArg(0)};
   return std::nullopt;
 }
 
@@ -424,12 +425,13 @@ void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
       if (Root->K == RegionRoot::Kind::BeginApi &&
           Name == "at::cuda::CUDAGraph::capture_begin") {
         const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
-        G = {GraphRef::Flavour::Torch,
-             MC ? graphKeyOf(MC->getImplicitObjectArgument()) : nullptr};
+        const Expr *Object = MC ? MC->getImplicitObjectArgument() : nullptr;
+        G = {GraphRef::Flavour::Torch, graphKeyOf(Object), Object};
       } else if (Root->K == RegionRoot::Kind::BeginApi &&
                  Name.contains("BeginCaptureToGraph") &&
                  Call->getNumArgs() >= 2) {
-        G = {GraphRef::Flavour::Raw, graphKeyOf(Call->getArg(1))};
+        G = {GraphRef::Flavour::Raw, graphKeyOf(Call->getArg(1)),
+             Call->getArg(1)};
       } else if (Root->K == RegionRoot::Kind::BeginApi &&
                  Name.contains("BeginCapture") && Call->getNumArgs() >= 1 &&
                  Root->Owner && Root->Owner->getBody()) {
@@ -455,8 +457,10 @@ void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
             First = EndCall;
         });
         G.F = GraphRef::Flavour::Raw;
-        if (First)
+        if (First) {
           G.Key = graphKeyOf(First->getArg(1));
+          G.Via = First->getArg(1);
+        }
       }
       RootGraphs[Root] = G;
     }
@@ -522,12 +526,32 @@ FrozenHostStateCheck::summaryOf(CaptureAnalysis &Analysis,
 // The dataflow: changes waiting for a replay
 //===----------------------------------------------------------------------===//
 
+/// Whether \p E names \p Storage (`graphs[bs]` names bs and graphs).
+static bool mentions(const Stmt *E, const Decl *Storage) {
+  if (!E || !Storage)
+    return false;
+  bool Found = false;
+  forEachStmt(E, [&](const Stmt *S) {
+    if (Found)
+      return;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      Found = DRE->getDecl()->getCanonicalDecl() == Storage;
+    else if (const auto *ME = dyn_cast<MemberExpr>(S))
+      Found = ME->getMemberDecl()->getCanonicalDecl() == Storage;
+    else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
+      Found = accessedField(MC, /*Through=*/true) == Storage;
+  });
+  return Found;
+}
+
 namespace {
 struct Pending {
   /// Captures that happened on the way here (for the function's locals).
   std::set<const RegionRoot *> Captured;
-  /// Changes of captured state and the capture that read it.
-  std::set<std::pair<const Stmt *, const RegionRoot *>> Changes;
+  /// Changes of captured state: the change, the capture that read it and
+  /// the variable changed.
+  std::set<std::tuple<const Stmt *, const RegionRoot *, const Decl *>>
+      Changes;
 
   bool join(const Pending &Other) {
     size_t Before = Captured.size() + Changes.size();
@@ -569,9 +593,17 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
   std::vector<Finding> Found;
   std::set<const Stmt *> Reported;
   auto ReplayHere = [&](Pending &P, const GraphRef &G, const Stmt *At) {
-    for (const auto &[Change, Root] : P.Changes)
+    for (const auto &[Change, Root, Storage] : P.Changes) {
+      // A graph chosen by the changed value (`graphs[bs]`) is the one
+      // captured with it.
+      auto Captured = RootGraphs.find(Root);
+      if (mentions(G.Via, Storage) ||
+          (Captured != RootGraphs.end() &&
+           mentions(Captured->second.Via, Storage)))
+        continue;
       if (mayReplay(Root, G) && Reported.insert(Change).second)
         Found.push_back({Change, Root, At});
+    }
   };
   auto ChangeHere = [&](Pending &P, const Stmt *S, const Decl *Storage) {
     auto It = Reads.find(Storage);
@@ -585,7 +617,7 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
       const RegionRoot *Root = R.Site->Ctx.Root;
       if (Local && Root->Owner == FD && !P.Captured.count(Root))
         continue;
-      P.Changes.insert({S, Root});
+      P.Changes.insert({S, Root, Storage});
     }
   };
   auto Transfer = [&](const CFGBlock &B, const Pending &In) {
@@ -626,6 +658,16 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
             ReplayHere(P, G, Call);
       }
     }
+    // A branch on the changed value (`if (n != captured_n) recapture();`)
+    // decides whether the graph still fits it (a loop's own test does not).
+    const Stmt *Term = B.getTerminatorStmt();
+    if (const Stmt *Cond = B.getTerminatorCondition();
+        Cond && Term &&
+        (isa<IfStmt>(Term) || isa<SwitchStmt>(Term) ||
+         isa<AbstractConditionalOperator>(Term) || isa<BinaryOperator>(Term)))
+      for (auto It = P.Changes.begin(); It != P.Changes.end();)
+        It = mentions(Cond, std::get<2>(*It)) ? P.Changes.erase(It)
+                                              : std::next(It);
     return P;
   };
   solveForward<Pending>(
@@ -671,6 +713,16 @@ void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
     return;
   Loc = Analysis.visibleLoc(Loc);
   std::string Name = nameOfStorage(Storage).str();
+  const SourceManager &SM0 = Analysis.context().getSourceManager();
+  if (const auto *MC =
+          dyn_cast_or_null<CXXMemberCallExpr>(Target ? stripCopies(Target)
+                                                     : nullptr);
+      MC && MC->getBeginLoc().isFileID() && MC->getEndLoc().isFileID())
+    if (StringRef Text = Lexer::getSourceText(
+            CharSourceRange::getTokenRange(MC->getSourceRange()), SM0,
+            Analysis.context().getLangOpts());
+        !Text.empty() && Text.size() <= 40 && !Text.contains('\n'))
+      Name = Text.str();
   Hazard H = Read->Kind == ValueKind::Scalar ? *Scalar : *Reassigned;
   if (Read->Kind == ValueKind::Pointer)
     H.TorchInstead = ""; // copy_ is for tensors

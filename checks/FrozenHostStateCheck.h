@@ -52,6 +52,8 @@ public:
     /// The CUDAGraph object (Torch), the cudaGraph_t (a Raw capture) or the
     /// executable (a Raw launch); null: not known.
     const Decl *Key = nullptr;
+    /// The expression that selects the graph (`graphs[bs]`, `exec`).
+    const Expr *Via = nullptr;
   };
 
   /// What calling a user function does to the graphs.

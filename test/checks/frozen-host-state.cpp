@@ -397,3 +397,59 @@ void declaredInLoop(int steps) {
     graph.replay();
   }
 }
+
+//===--- graphs chosen by the changed value, recapture on change ----------===//
+
+int nextSize();
+
+// One graph per batch size: the replay picks the graph captured with bs.
+void bucketed(at::Tensor x, std::vector<at::cuda::CUDAGraph> &graphs,
+              int steps) {
+  int bs = 8;
+  graphs[bs].capture_begin();
+  at::Tensor y = x.narrow(0, 0, bs);
+  graphs[bs].capture_end();
+  for (int i = 0; i < steps; ++i) {
+    bs = nextSize();
+    graphs[bs].replay();
+  }
+}
+
+// The program tests the changed value and captures again when it differs.
+void recaptureOnChange(at::Tensor x, int steps) {
+  at::cuda::CUDAGraph graph;
+  int n = nextSize();
+  int captured_n = -1;
+  for (int i = 0; i < steps; ++i) {
+    n = nextSize();
+    if (n != captured_n) {
+      graph.reset();
+      graph.capture_begin();
+      at::Tensor y = x.narrow(0, 0, n);
+      graph.capture_end();
+      captured_n = n;
+    }
+    graph.replay();
+  }
+}
+
+// A static input behind an accessor.
+struct Holder {
+  at::Tensor input_;
+  at::cuda::CUDAGraph graph_;
+  at::Tensor &input() { return input_; }
+  void capture() {
+    graph_.capture_begin();
+    at::Tensor y = input() * 2;
+    graph_.capture_end();
+  }
+  void run(const at::Tensor &t) {
+    input() = t;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'input()' is reassigned after the graph captured it:
+    // CHECK-MESSAGES: :[[@LINE-6]]:20: note: the graph reads 'input()' here during capture
+    // CHECK-MESSAGES: :[[@LINE-8]]:12: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    graph_.replay();
+    // CHECK-FIXES: {{^}}    input().copy_(t);{{$}}
+  }
+};
