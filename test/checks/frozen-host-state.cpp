@@ -453,3 +453,31 @@ struct Holder {
     // CHECK-FIXES: {{^}}    input().copy_(t);{{$}}
   }
 };
+
+// Read in a helper the capture calls; replayed through another method.
+class Model {
+public:
+  at::Tensor forward() { return x_ * scale_; }
+  void capture() {
+    graph_.capture_begin();
+    out_ = forward();
+    graph_.capture_end();
+  }
+  void replayWith(float s) {
+    scale_ = s;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'scale_' changes after the graph captured its value:
+    // CHECK-MESSAGES: :[[@LINE-9]]:38: note: the graph keeps the value 'scale_' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-7]]:12: note: 'Model::forward' is called here during capture
+    // CHECK-MESSAGES: :[[@LINE-9]]:12: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    launch();
+  }
+  void launch() { graph_.replay(); }
+  // Not followed by a replay here: not reported.
+  void later(float s) { scale_ = s; }
+
+private:
+  at::cuda::CUDAGraph graph_;
+  at::Tensor x_, out_;
+  float scale_ = 1;
+};
