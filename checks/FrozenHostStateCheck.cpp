@@ -118,6 +118,24 @@ static const Decl *storageOfValue(const Expr *E) {
   return nullptr;
 }
 
+/// The local or global variable a member chain starts from (`p` of
+/// `p.alpha`, `cfg.dims.n`); null through a pointer, a reference or `this`.
+static const VarDecl *objectOf(const Expr *E) {
+  const Expr *Cur = E ? E->IgnoreParenImpCasts() : nullptr;
+  if (!Cur || !isa<MemberExpr>(Cur))
+    return nullptr;
+  while (const auto *ME = dyn_cast<MemberExpr>(Cur)) {
+    if (ME->isArrow())
+      return nullptr;
+    Cur = ME->getBase()->IgnoreParenImpCasts();
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(Cur);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || VD->getType()->isReferenceType() || VD->getType()->isPointerType())
+    return nullptr;
+  return VD->getCanonicalDecl();
+}
+
 /// The variable or field that holds a graph object or handle: `g`, `*p`,
 /// `p->`, a smart pointer's `->`, an accessor.
 static const Decl *graphKeyOf(const Expr *E) {
@@ -161,6 +179,8 @@ struct Change {
   /// `v = value` on a tensor: the value (for the copy_ fix), else null.
   const Expr *Value = nullptr;
   const Expr *Target = nullptr;
+  /// The struct variable the changed member belongs to, if named.
+  const VarDecl *Object = nullptr;
 };
 } // namespace
 
@@ -175,7 +195,7 @@ static std::optional<Change> changeOf(const Stmt *S) {
     auto K = kindOf(BO->getLHS()->getType());
     if (!D || !K || *K == ValueKind::Tensor)
       return std::nullopt;
-    return Change{D, *K, nullptr, BO->getLHS()};
+    return Change{D, *K, nullptr, BO->getLHS(), objectOf(BO->getLHS())};
   }
   if (const auto *UO = dyn_cast<UnaryOperator>(S)) {
     if (!UO->isIncrementDecrementOp())
@@ -184,7 +204,8 @@ static std::optional<Change> changeOf(const Stmt *S) {
     auto K = kindOf(UO->getSubExpr()->getType());
     if (!D || !K || *K == ValueKind::Tensor)
       return std::nullopt;
-    return Change{D, *K, nullptr, UO->getSubExpr()};
+    return Change{D, *K, nullptr, UO->getSubExpr(),
+                  objectOf(UO->getSubExpr())};
   }
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
     if (Op->getOperator() != OO_Equal || Op->getNumArgs() != 2)
@@ -204,7 +225,8 @@ static std::optional<Change> changeOf(const Stmt *S) {
       D = accessedField(MC, /*Through=*/false);
     if (!D)
       return std::nullopt;
-    return Change{D, ValueKind::Tensor, Op->getArg(1), Op->getArg(0)};
+    return Change{D, ValueKind::Tensor, Op->getArg(1), Op->getArg(0),
+                  objectOf(Op->getArg(0))};
   }
   return std::nullopt;
 }
@@ -337,9 +359,9 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
         return;
       std::vector<CapturedRead> &List = Reads[D];
       for (const CapturedRead &R : List)
-        if (R.Site->Ctx.Root == Site.Ctx.Root)
+        if (R.Site->Ctx.Root == Site.Ctx.Root && R.Object == objectOf(Use))
           return; // the first read per capture is enough
-      List.push_back({D, K, &Site, Use});
+      List.push_back({D, K, &Site, Use, objectOf(Use)});
     };
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
       forEachCapturedValue(MC->getImplicitObjectArgument(), Visit);
@@ -605,16 +627,19 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         Found.push_back({Change, Root, At});
     }
   };
-  auto ChangeHere = [&](Pending &P, const Stmt *S, const Decl *Storage) {
+  auto ChangeHere = [&](Pending &P, const Stmt *S, const Decl *Storage,
+                        const VarDecl *Object) {
     auto It = Reads.find(Storage);
     if (It == Reads.end() || Analysis.contextOf(FD, S))
       return;
     // A local of this function counts after the capture that read it.
-    const auto *VD = dyn_cast<VarDecl>(Storage);
+    const auto *VD = Object ? Object : dyn_cast<VarDecl>(Storage);
     bool Local = VD && !VD->hasGlobalStorage() &&
                  VD->getParentFunctionOrMethod() == FD;
     for (const CapturedRead &R : It->second) {
       const RegionRoot *Root = R.Site->Ctx.Root;
+      if (R.Object && Object && R.Object != Object)
+        continue; // another object's member
       if (Local && Root->Owner == FD && !P.Captured.count(Root))
         continue;
       P.Changes.insert({S, Root, Storage});
@@ -633,13 +658,13 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         continue;
       }
       if (auto C = changeOf(S)) {
-        ChangeHere(P, S, C->Storage);
+        ChangeHere(P, S, C->Storage, C->Object);
         continue;
       }
       if (const auto *DS = dyn_cast<DeclStmt>(S)) {
         for (const Decl *D : DS->decls())
           if (const auto *VD = dyn_cast<VarDecl>(D); VD && VD->hasInit())
-            ChangeHere(P, S, VD->getCanonicalDecl());
+            ChangeHere(P, S, VD->getCanonicalDecl(), nullptr);
         continue;
       }
       const auto *Call = dyn_cast<CallExpr>(S);
@@ -683,13 +708,47 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
 // Reports
 //===----------------------------------------------------------------------===//
 
+/// Whether \p E is a whole statement of \p Body (`x = y;`), whose value
+/// nothing uses.
+static bool isWholeStatement(const Stmt *Body, const Stmt *E) {
+  bool Found = false;
+  auto Is = [&](const Stmt *S) {
+    if (const auto *Cleanups = dyn_cast_or_null<ExprWithCleanups>(S))
+      S = Cleanups->getSubExpr();
+    return S == E;
+  };
+  forEachStmt(Body, [&](const Stmt *S) {
+    if (Found)
+      return;
+    if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+      for (const Stmt *Child : CS->body())
+        Found |= Is(Child);
+    } else if (const auto *If = dyn_cast<IfStmt>(S)) {
+      Found = Is(If->getThen()) || Is(If->getElse());
+    } else if (const auto *For = dyn_cast<ForStmt>(S)) {
+      Found = Is(For->getBody());
+    } else if (const auto *While = dyn_cast<WhileStmt>(S)) {
+      Found = Is(While->getBody());
+    } else if (const auto *Do = dyn_cast<DoStmt>(S)) {
+      Found = Is(Do->getBody());
+    } else if (const auto *Range = dyn_cast<CXXForRangeStmt>(S)) {
+      Found = Is(Range->getBody());
+    } else if (const auto *Case = dyn_cast<SwitchCase>(S)) {
+      Found = Is(Case->getSubStmt());
+    }
+  });
+  return Found;
+}
+
 void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
                                   const FunctionDecl *FD, const Finding &F) {
   const Decl *Storage = nullptr;
   const Expr *Target = nullptr, *Value = nullptr;
+  const VarDecl *Object = nullptr;
   SourceLocation Loc;
   if (auto C = changeOf(F.Change)) {
     Storage = C->Storage;
+    Object = C->Object;
     Target = C->Target;
     Value = C->Value;
     Loc = cast<Expr>(F.Change)->getBeginLoc();
@@ -705,7 +764,8 @@ void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
     return;
   const CapturedRead *Read = nullptr;
   for (const CapturedRead &R : Reads[Storage])
-    if (R.Site->Ctx.Root == F.Root) {
+    if (R.Site->Ctx.Root == F.Root &&
+        !(R.Object && Object && R.Object != Object)) {
       Read = &R;
       break;
     }
@@ -714,12 +774,13 @@ void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
   Loc = Analysis.visibleLoc(Loc);
   std::string Name = nameOfStorage(Storage).str();
   const SourceManager &SM0 = Analysis.context().getSourceManager();
-  if (const auto *MC =
-          dyn_cast_or_null<CXXMemberCallExpr>(Target ? stripCopies(Target)
-                                                     : nullptr);
-      MC && MC->getBeginLoc().isFileID() && MC->getEndLoc().isFileID())
+  const Expr *Written = Target ? stripCopies(Target) : nullptr;
+  if (Written && !(isa<CXXMemberCallExpr>(Written) || Object))
+    Written = nullptr;
+  if (Written && Written->getBeginLoc().isFileID() &&
+      Written->getEndLoc().isFileID())
     if (StringRef Text = Lexer::getSourceText(
-            CharSourceRange::getTokenRange(MC->getSourceRange()), SM0,
+            CharSourceRange::getTokenRange(Written->getSourceRange()), SM0,
             Analysis.context().getLangOpts());
         !Text.empty() && Text.size() <= 40 && !Text.contains('\n'))
       Name = Text.str();
@@ -732,7 +793,8 @@ void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
   const SourceManager &SM = Analysis.context().getSourceManager();
   const LangOptions &LO = Analysis.context().getLangOpts();
   if (Read->Kind == ValueKind::Tensor && Value && Target &&
-      F.Change->getBeginLoc().isFileID() && F.Change->getEndLoc().isFileID()) {
+      F.Change->getBeginLoc().isFileID() && F.Change->getEndLoc().isFileID() &&
+      isWholeStatement(FD->getBody(), F.Change)) {
     CharSourceRange TargetRange =
         CharSourceRange::getTokenRange(Target->getSourceRange());
     StringRef TargetText = Lexer::getSourceText(TargetRange, SM, LO);

@@ -44,6 +44,8 @@ public:
     ValueKind Kind = ValueKind::Scalar;
     const CapturedSite *Site = nullptr;
     const Expr *Use = nullptr;
+    /// The struct variable a member read belongs to (`p` of `p.alpha`).
+    const VarDecl *Object = nullptr;
   };
 
   /// The graph a capture records into, or a replay launches.

@@ -481,3 +481,27 @@ private:
   at::Tensor x_, out_;
   float scale_ = 1;
 };
+
+// Members of local structs: another object's member, or another member, is
+// not what the graph read.
+struct Params {
+  float alpha;
+  float beta;
+};
+
+void members(at::Tensor x) {
+  at::cuda::CUDAGraph graph;
+  Params p{1, 2}, q{3, 4};
+  graph.capture_begin();
+  at::Tensor y = x * p.alpha;
+  graph.capture_end();
+  q.alpha = 5;
+  p.beta = 6;
+  graph.replay();
+  p.alpha = 7;
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'p.alpha' changes after the graph captured its value:
+  // CHECK-MESSAGES: :[[@LINE-7]]:22: note: the graph keeps the value 'p.alpha' has here during capture
+  // CHECK-MESSAGES: :[[@LINE-9]]:9: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: note: the graph is replayed here
+  graph.replay();
+}
