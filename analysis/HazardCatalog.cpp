@@ -70,6 +70,7 @@ constexpr HazardKind Branch = HazardKind::Branch;
 constexpr HazardKind LeftOpen = HazardKind::LeftOpen;
 constexpr HazardKind StreamFork = HazardKind::StreamFork;
 constexpr HazardKind UncapturedWait = HazardKind::UncapturedWait;
+constexpr HazardKind FrozenState = HazardKind::FrozenState;
 constexpr HazardKind RuntimeOnly = HazardKind::RuntimeOnly;
 constexpr bool None = false;
 constexpr bool ReadsDevice = true;

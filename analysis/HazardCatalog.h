@@ -44,6 +44,7 @@ enum class HazardKind {
   LeftOpen,
   StreamFork,
   UncapturedWait,
+  FrozenState,
   RuntimeOnly
 };
 enum class GpuVerdict {

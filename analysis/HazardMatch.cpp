@@ -497,6 +497,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::LeftOpen:
   case HazardKind::StreamFork:     // judged by the check (stream dataflow)
   case HazardKind::UncapturedWait:
+  case HazardKind::FrozenState: // judged by the check (a dataflow)
   case HazardKind::RuntimeOnly:
     break;
   }

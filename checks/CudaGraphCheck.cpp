@@ -112,9 +112,11 @@ bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
   StringRef Instead = !H.TorchInstead.empty() && Analysis.isLibtorchCode(Where)
                           ? H.TorchInstead
                           : H.Instead;
-  // A left-open capture is about the capture itself, not work inside it.
+  // A left-open capture is about the capture itself, not work inside it;
+  // frozen state is reported where it changes, after the capture.
   StringRef During = H.Kind == HazardKind::LeftOpen ||
-                             H.Kind == HazardKind::DefaultStreamBegin
+                             H.Kind == HazardKind::DefaultStreamBegin ||
+                             H.Kind == HazardKind::FrozenState
                          ? ""
                          : " during CUDA graph capture";
   auto D = diag(Loc, "%0 %1%2: %3; %4 (hazard: %5)")

@@ -3,6 +3,7 @@
 #include "ApiHazardCheck.h"
 #include "CaptureLeftOpenCheck.h"
 #include "DataDependentBranchCheck.h"
+#include "FrozenHostStateCheck.h"
 #include "LegacyStreamCheck.h"
 #include "RngGeneratorCheck.h"
 #include "UnjoinedForkCheck.h"
@@ -20,6 +21,8 @@ public:
     Factories.registerCheck<DataDependentBranchCheck>(
         "cudagraph-data-dependent-branch");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-device-alloc");
+    Factories.registerCheck<FrozenHostStateCheck>(
+        "cudagraph-frozen-host-state");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-host-sync");
     Factories.registerCheck<LegacyStreamCheck>("cudagraph-legacy-stream");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-pinned-alloc");

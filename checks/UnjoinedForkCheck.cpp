@@ -49,6 +49,9 @@ struct Frame {
   /// Fields a constructor being walked initializes, and from what.
   std::map<const FieldDecl *, const Expr *> FieldInits;
   Handle Current{&CurrentTag};
+  /// What the caller names this call's result (a function returning a
+  /// local container of events hands the caller that container).
+  Handle Result;
   const Frame *Parent = nullptr;
   SourceLocation CallLoc; // where Parent calls Function
   const Stmt *CallStmt = nullptr;
@@ -181,6 +184,45 @@ public:
     return Result;
   }
 
+  /// Whether \p FD returns local \p VD.
+  bool returns(const FunctionDecl *FD, const VarDecl *VD) {
+    bool Found = false;
+    auto Walk = [&](const Stmt *S, auto &&Self) -> void {
+      if (!S || Found || isa<LambdaExpr>(S))
+        return;
+      if (const auto *Ret = dyn_cast<ReturnStmt>(S))
+        if (const Expr *V = Ret->getRetValue()) {
+          const auto *DRE = dyn_cast<DeclRefExpr>(V->IgnoreImplicit());
+          if (const auto *Construct =
+                  dyn_cast<CXXConstructExpr>(V->IgnoreImplicit());
+              Construct && Construct->getNumArgs() == 1)
+            DRE = dyn_cast<DeclRefExpr>(Construct->getArg(0)->IgnoreImplicit());
+          Found = DRE && DRE->getDecl()->getCanonicalDecl() == VD;
+        }
+      for (const Stmt *Child : S->children())
+        Self(Child, Self);
+    };
+    Walk(FD->getBody(), Walk);
+    return Found;
+  }
+
+  /// The range a range-for's loop variable \p VD walks.
+  const Expr *rangeOf(const VarDecl *VD, const FunctionDecl *FD) {
+    const Expr *Range = nullptr;
+    auto Walk = [&](const Stmt *S, auto &&Self) -> void {
+      if (!S || Range)
+        return;
+      if (const auto *For = dyn_cast<CXXForRangeStmt>(S);
+          For && For->getLoopVariable() &&
+          For->getLoopVariable()->getCanonicalDecl() == VD)
+        Range = For->getRangeInit();
+      for (const Stmt *Child : S->children())
+        Self(Child, Self);
+    };
+    Walk(FD->getBody(), Walk);
+    return Range;
+  }
+
   /// The stream a libtorch guard or setter earlier in an enclosing block
   /// makes current at \p S, or the frame's current stream.
   Handle currentAt(const Stmt *S, const Frame &F, unsigned Depth) {
@@ -229,6 +271,8 @@ public:
     E = E->IgnoreParens();
     if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E))
       return resolve(ICE->getSubExpr(), F, Depth + 1);
+    if (const auto *Full = dyn_cast<FullExpr>(E))
+      return resolve(Full->getSubExpr(), F, Depth + 1);
     if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(E))
       return resolve(MTE->getSubExpr(), F, Depth + 1);
     if (const auto *BTE = dyn_cast<CXXBindTemporaryExpr>(E))
@@ -324,6 +368,13 @@ public:
       if (!VD->hasLocalStorage())
         return {VD};
       const Frame &Owner = ownerOf(VD, F);
+      // A local the function returns is what the caller receives.
+      if (Owner.Result.valid() && returns(Owner.Function, VD))
+        return Owner.Result;
+      // The variable of a range-for names the range as a whole.
+      if (VD->isCXXForRangeDecl())
+        if (const Expr *Range = rangeOf(VD, Owner.Function))
+          return resolve(Range, Owner, Depth + 1);
       // A local that only copies another stream or event names it.
       if (const Expr *Init = VD->getInit();
           Init && !written(VD, Owner.Function))
@@ -364,6 +415,8 @@ public:
     F.Parent = &Caller;
     F.CallLoc = Loc;
     F.CallStmt = S;
+    if (const auto *E = dyn_cast_or_null<Expr>(S))
+      F.Result = resolve(E, Caller);
     F.Current = S ? currentAt(S, Caller, 0) : Caller.Current;
     if (BindArgs && S) {
       llvm::SmallVector<const Expr *, 4> Args = argumentsOf(S, Def);

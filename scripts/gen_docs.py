@@ -52,6 +52,12 @@ def names_cell(h):
                 "recorded on a capturing stream, by a stream never joined back before the end")
     if h["kind"] == "UncapturedWait":
         return ("a wait of a capturing stream on an event recorded only before the begin")
+    if h["kind"] == "FrozenState" and h["id"] == "reassigned-static-input":
+        return ("a tensor or pointer variable that captured work reads, reassigned after "
+                "capture where a replay of the graph follows")
+    if h["kind"] == "FrozenState":
+        return ("a host scalar passed by value to captured work, modified after capture "
+                "where a replay of the graph follows")
     inc = [n for n in h["names"] if not n.startswith("!")]
     exc = [n[1:] for n in h["names"] if n.startswith("!")]
     text = ", ".join("`%s`" % n for n in inc)

@@ -229,7 +229,10 @@ Result runRawRegion(const RegionSpec &Spec, const std::string &Mode) {
       writeInput(Run, K);
       clearOutputs(Run);
       RawProbeAccess::reset(Run, Capture, false, K);
-      cudaGraphLaunch(Exec, Capture);
+      if (Spec.Update)
+        reinterpret_cast<RawReplay>(Spec.Update)(Run, Exec);
+      else
+        cudaGraphLaunch(Exec, Capture);
       cudaStreamSynchronize(Capture);
       std::vector<float> Replayed = readOutputs(Run);
 

@@ -180,7 +180,8 @@ Result runTorchRegion(const RegionSpec &Spec, const std::string &Mode) {
     try {
       for (unsigned K = 1; K <= Replays; ++K) {
         update(Spec, Run, K);
-        Graph.replay();
+        if (!(Spec.Flags & UpdateReplays))
+          Graph.replay();
         c10::cuda::device_synchronize();
         at::Tensor Replayed = snapshot(Captured);
 

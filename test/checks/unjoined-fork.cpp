@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 __global__ void scale(float *x, int n) {}
 
@@ -147,6 +148,50 @@ void helperForkOnly(cudaStream_t s, cudaStream_t side, float *x, int n) {
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'streamWait' forks another stream into the capture and never joins it back
   // CHECK-MESSAGES: :[[@LINE-17]]:23: note: 'waiter' joins the capture here
   scale<<<1, 32, 0, side>>>(x, n);
+  cudaStreamEndCapture(s, &g);
+}
+
+// A pool that forks every stream it handed out and returns the events that
+// join them; the region waits on each returned event.
+class StreamPool {
+public:
+  cudaStream_t next() { return streams_[used_++ % 8]; }
+  void forkAll(cudaEvent_t e) {
+    for (int i = 0; i < used_; ++i)
+      cudaStreamWaitEvent(streams_[i], e, 0);
+  }
+  std::vector<cudaEvent_t> recordAll() {
+    std::vector<cudaEvent_t> done(used_);
+    for (int i = 0; i < used_; ++i) {
+      cudaEventCreate(&done[i]);
+      cudaEventRecord(done[i], streams_[i]);
+    }
+    return done;
+  }
+
+private:
+  cudaStream_t streams_[8];
+  int used_ = 0;
+};
+
+void poolJoined(StreamPool &pool, cudaStream_t s, cudaEvent_t fork) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  cudaEventRecord(fork, s);
+  pool.forkAll(fork);
+  auto done = pool.recordAll();
+  for (auto &e : done)
+    cudaStreamWaitEvent(s, e, 0);
+  cudaStreamEndCapture(s, &g);
+}
+
+void poolNeverJoined(StreamPool &pool, cudaStream_t s, cudaEvent_t fork) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  cudaEventRecord(fork, s);
+  pool.forkAll(fork);
+  // CHECK-MESSAGES: :[[@LINE-1]]:8: warning: 'StreamPool::forkAll' forks another stream into the capture and never joins it back
+  auto done = pool.recordAll();
   cudaStreamEndCapture(s, &g);
 }
 

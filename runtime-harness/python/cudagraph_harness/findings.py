@@ -18,6 +18,7 @@ class InputError(Exception):
 
 
 _QUOTED_API = re.compile(r"^'([^']+)'")
+_HAZARD_ID = re.compile(r"\(hazard: ([A-Za-z0-9-]+)\)$")
 
 
 def _load_yaml(path):
@@ -125,7 +126,11 @@ def load_fixes(path, sources, catalog=None):
                        level=str(diag.get("Level", "Warning")), notes=notes,
                        source=sources.resolve(location["file"]) if location["file"] else None)
         if catalog:
-            hazard = catalog.for_finding(name, api)
+            # The message ends with the hazard id; older fixes files may not.
+            named = _HAZARD_ID.search(message)
+            hazard = catalog.hazard(named.group(1)) if named else None
+            if not hazard or hazard["check"] != name:
+                hazard = catalog.for_finding(name, api)
             finding["hazard"] = hazard["id"] if hazard else None
         findings.append(finding)
     return findings, skipped

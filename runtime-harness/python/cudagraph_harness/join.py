@@ -151,6 +151,21 @@ def join(findings, reports, catalog, matcher, known):
                           reason="capture %s passed this line and ended cleanly"
                           % key[2])
             break
+        if result["status"] == "not_reached" and not containing:
+            # Host state frozen at capture is reported where it changes,
+            # after the capture: the divergence of a region in the same
+            # file that measures that hazard confirms it.
+            hazard = catalog.hazard(finding.get("hazard") or "")
+            if hazard and hazard["gpu_verdict"] == "SilentFrozen":
+                for verdict in reports.verdicts.values():
+                    if (verdict.get("verdict") == "silent_divergence"
+                            and verdict.get("hazard") == hazard["id"]
+                            and verdict.get("file")
+                            and matcher.same(finding["file"], verdict["file"])):
+                        result.update(status="confirmed", evidence=verdict,
+                                      region=verdict.get("region"))
+                        matched.add(id(verdict))
+                        break
         if result["status"] == "not_reached" and not result["reason"]:
             result["reason"] = "no capture passed this line"
         if result["status"] == "not_reproduced":

@@ -9,7 +9,7 @@ import os
 import re
 
 _CXX_REGION = re.compile(
-    r'CUDAGRAPH_(RAW|TORCH)_REGION(?:_EX)?\(\s*(\w+)\s*,\s*"([^"]+)"\s*,\s*"([^"]+)"'
+    r'CUDAGRAPH_(RAW|TORCH)_REGION(?:_EX|_REPLAY)?\(\s*(\w+)\s*,\s*"([^"]+)"\s*,\s*"([^"]+)"'
     r'([^{]*?)\)\s*\{', re.S)
 _HOOK = re.compile(r"&\s*(\w+)\s*\)?\s*$")
 

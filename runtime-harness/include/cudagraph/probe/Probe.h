@@ -61,6 +61,9 @@ enum RegionFlags : unsigned {
   /// Capture in thread-local / relaxed mode instead of global.
   ThreadLocalMode = 1u << 2,
   RelaxedMode = 1u << 3,
+  /// The region's update function replays the graph itself after changing
+  /// the inputs (libtorch regions), so the replay is in the region's code.
+  UpdateReplays = 1u << 4,
 };
 
 enum class Flavour { Raw, Torch };
@@ -73,7 +76,9 @@ struct RegionSpec {
   Flavour Kind;
   unsigned Flags;
   void *Body;   ///< void (*)(RawRun &) or void (*)(TorchRun &).
-  void *Update; ///< Optional input update before replay K; null = default.
+  /// Optional: the input update before replay K (libtorch), or the step
+  /// that replaces the probe's launch of replay K (raw); null = default.
+  void *Update;
 };
 
 std::vector<RegionSpec> &registry();

@@ -74,6 +74,9 @@ private:
 };
 
 using RawBody = void (*)(RawRun &);
+/// Replaces the probe's launch of replay K: changes what the region reads,
+/// then launches Exec on R.stream() (R.iteration() is K).
+using RawReplay = void (*)(RawRun &, cudaGraphExec_t Exec);
 
 /// Runs one raw region (the probe's RunOne for raw fixtures).
 Result runRawRegion(const RegionSpec &Spec, const std::string &Mode);
@@ -94,5 +97,16 @@ int rawProbeMain(int Argc, char **Argv);
 
 #define CUDAGRAPH_RAW_REGION(Fn, Name, Hazard)                                 \
   CUDAGRAPH_RAW_REGION_EX(Fn, Name, Hazard, 0u)
+
+/// A raw region whose replays run through Replay (a RawReplay), for regions
+/// whose subject is what changes between replays.
+#define CUDAGRAPH_RAW_REGION_REPLAY(Fn, Name, Hazard, Flags, Replay)           \
+  static void Fn(::cudagraph::probe::RawRun &R);                               \
+  static const ::cudagraph::probe::Registrar Fn##Registrar(                    \
+      {Name, Hazard, __FILE__, __LINE__, ::cudagraph::probe::Flavour::Raw,     \
+       Flags, ::cudagraph::probe::erasedFunction(&Fn),                         \
+       ::cudagraph::probe::erasedFunction(                                     \
+           static_cast<::cudagraph::probe::RawReplay>(Replay))});              \
+  static void Fn(::cudagraph::probe::RawRun &R)
 
 #endif // CUDAGRAPH_PROBE_RAWPROBE_H

@@ -65,7 +65,8 @@ int torchProbeMain(int Argc, char **Argv);
 } // namespace cudagraph
 
 /// Defines a libtorch region: a function of `TorchRun &R`. Update, if not
-/// null, replaces the default input update (R.input().copy_(Fresh)).
+/// null, replaces the default input update (R.input().copy_(Fresh)); with
+/// the UpdateReplays flag it also replays the graph (R.graph().replay()).
 #define CUDAGRAPH_TORCH_REGION_EX(Fn, Name, Hazard, Flags, Update)             \
   static void Fn(::cudagraph::probe::TorchRun &R);                             \
   static const ::cudagraph::probe::Registrar Fn##Registrar(                    \

@@ -1,0 +1,844 @@
+//===--- FrozenHostStateCheck.cpp - cudagraph-tidy ------------------------===//
+
+#include "FrozenHostStateCheck.h"
+#include "ForwardAnalysis.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Analysis/CFG.h"
+#include "clang/Lex/Lexer.h"
+
+namespace clang::tidy::cudagraph {
+
+using ValueKind = FrozenHostStateCheck::ValueKind;
+using GraphRef = FrozenHostStateCheck::GraphRef;
+
+FrozenHostStateCheck::FrozenHostStateCheck(StringRef Name,
+                                           ClangTidyContext *Context)
+    : CudaGraphCheck(Name, Context),
+      Apis(Options.getLocalOrGlobal("CaptureBeginFunctions", ""),
+           Options.getLocalOrGlobal("CaptureEndFunctions", ""),
+           Options.getLocalOrGlobal("CaptureStatusFunctions", "")),
+      Reassigned(findHazard("reassigned-static-input")),
+      Scalar(findHazard("frozen-host-scalar")) {
+  assert(Reassigned && Scalar && "the catalog lacks the frozen-state hazards");
+}
+
+//===----------------------------------------------------------------------===//
+// Types and storages
+//===----------------------------------------------------------------------===//
+
+static bool isTensorType(QualType T) {
+  T = T.getNonReferenceType().getUnqualifiedType();
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD || !RD->getIdentifier() ||
+      (RD->getName() != "Tensor" && RD->getName() != "TensorBase"))
+    return false;
+  const auto *NS = dyn_cast<NamespaceDecl>(RD->getDeclContext());
+  return NS && NS->getIdentifier() && NS->getName() == "at";
+}
+
+/// A pointer to data (not an opaque handle such as cudaStream_t, whose
+/// pointee is an incomplete struct, nor a function).
+static bool isDataPointer(QualType T) {
+  T = T.getNonReferenceType();
+  if (!T->isPointerType())
+    return false;
+  QualType P = T->getPointeeType();
+  if (P->isFunctionType())
+    return false;
+  if (P->isRecordType() && P->isIncompleteType())
+    return false;
+  return true;
+}
+
+static std::optional<ValueKind> kindOf(QualType T) {
+  if (isTensorType(T))
+    return ValueKind::Tensor;
+  T = T.getNonReferenceType();
+  if (T.isConstQualified())
+    return std::nullopt;
+  if (isDataPointer(T))
+    return ValueKind::Pointer;
+  if (T->isArithmeticType())
+    return ValueKind::Scalar;
+  return std::nullopt;
+}
+
+/// \p E without implicit conversions, temporaries and copies.
+static const Expr *stripCopies(const Expr *E) {
+  for (unsigned Depth = 0; E && Depth < 8; ++Depth) {
+    E = E->IgnoreImplicit()->IgnoreParens();
+    const auto *Construct = dyn_cast<CXXConstructExpr>(E);
+    if (!Construct || Construct->getNumArgs() != 1 ||
+        !(Construct->getConstructor()->isCopyOrMoveConstructor()))
+      return E;
+    E = Construct->getArg(0);
+  }
+  return E;
+}
+
+/// The field a trivial accessor returns: `T &input() { return Input; }`.
+/// With \p Through, also `return &Graph;` and `return *Graph;`.
+static const FieldDecl *accessedField(const CXXMemberCallExpr *Call,
+                                      bool Through) {
+  const CXXMethodDecl *MD = Call->getMethodDecl();
+  if (!MD || MD->getNumParams() != 0 || isa<CXXConversionDecl>(MD))
+    return nullptr;
+  const FunctionDecl *Def = nullptr;
+  if (!MD->hasBody(Def) || !Def)
+    return nullptr;
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Def->getBody());
+  if (!Body || Body->size() != 1)
+    return nullptr;
+  const auto *Ret = dyn_cast<ReturnStmt>(Body->body_front());
+  if (!Ret || !Ret->getRetValue())
+    return nullptr;
+  const Expr *E = stripCopies(Ret->getRetValue());
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      Through && UO &&
+      (UO->getOpcode() == UO_AddrOf || UO->getOpcode() == UO_Deref))
+    E = UO->getSubExpr()->IgnoreParenImpCasts();
+  const auto *ME = dyn_cast<MemberExpr>(E);
+  if (!ME || !isa<CXXThisExpr>(ME->getBase()->IgnoreParenImpCasts()))
+    return nullptr;
+  const auto *FD = dyn_cast<FieldDecl>(ME->getMemberDecl());
+  return FD ? FD->getCanonicalDecl() : nullptr;
+}
+
+/// The variable or field \p E denotes, through a trivial accessor too.
+static const Decl *storageOfValue(const Expr *E) {
+  E = stripCopies(E);
+  if (!E)
+    return nullptr;
+  if (const Decl *D = storageOf(E))
+    return D;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E))
+    return accessedField(MC, /*Through=*/false);
+  return nullptr;
+}
+
+/// The local or global variable a member chain starts from (`p` of
+/// `p.alpha`, `cfg.dims.n`); null through a pointer, a reference or `this`.
+static const VarDecl *objectOf(const Expr *E) {
+  const Expr *Cur = E ? E->IgnoreParenImpCasts() : nullptr;
+  if (!Cur || !isa<MemberExpr>(Cur))
+    return nullptr;
+  while (const auto *ME = dyn_cast<MemberExpr>(Cur)) {
+    if (ME->isArrow())
+      return nullptr;
+    Cur = ME->getBase()->IgnoreParenImpCasts();
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(Cur);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || VD->getType()->isReferenceType() || VD->getType()->isPointerType())
+    return nullptr;
+  return VD->getCanonicalDecl();
+}
+
+/// The variable or field that holds a graph object or handle: `g`, `*p`,
+/// `p->`, a smart pointer's `->`, an accessor.
+static const Decl *graphKeyOf(const Expr *E) {
+  for (unsigned Depth = 0; E && Depth < 6; ++Depth) {
+    E = stripCopies(E);
+    if (const Decl *D = storageOf(E))
+      return D;
+    if (const auto *UO = dyn_cast<UnaryOperator>(E);
+        UO && (UO->getOpcode() == UO_Deref || UO->getOpcode() == UO_AddrOf)) {
+      E = UO->getSubExpr();
+      continue;
+    }
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+        Op && Op->getNumArgs() >= 1 &&
+        (Op->getOperator() == OO_Arrow || Op->getOperator() == OO_Star)) {
+      E = Op->getArg(0);
+      continue;
+    }
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E))
+      return accessedField(MC, /*Through=*/true);
+    return nullptr;
+  }
+  return nullptr;
+}
+
+static StringRef nameOfStorage(const Decl *D) {
+  if (const auto *ND = dyn_cast<NamedDecl>(D))
+    if (ND->getIdentifier())
+      return ND->getName();
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Changes
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Change {
+  const Decl *Storage = nullptr;
+  ValueKind Kind = ValueKind::Scalar;
+  /// `v = value` on a tensor: the value (for the copy_ fix), else null.
+  const Expr *Value = nullptr;
+  const Expr *Target = nullptr;
+  /// The struct variable the changed member belongs to, if named.
+  const VarDecl *Object = nullptr;
+};
+} // namespace
+
+/// What statement \p S changes: a plain, compound or increment assignment
+/// of a scalar or pointer, the copy or move assignment of a tensor
+/// variable (not an in-place operator), a local declared again.
+static std::optional<Change> changeOf(const Stmt *S) {
+  if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
+    if (!BO->isAssignmentOp())
+      return std::nullopt;
+    const Decl *D = storageOf(BO->getLHS());
+    auto K = kindOf(BO->getLHS()->getType());
+    if (!D || !K || *K == ValueKind::Tensor)
+      return std::nullopt;
+    return Change{D, *K, nullptr, BO->getLHS(), objectOf(BO->getLHS())};
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(S)) {
+    if (!UO->isIncrementDecrementOp())
+      return std::nullopt;
+    const Decl *D = storageOf(UO->getSubExpr());
+    auto K = kindOf(UO->getSubExpr()->getType());
+    if (!D || !K || *K == ValueKind::Tensor)
+      return std::nullopt;
+    return Change{D, *K, nullptr, UO->getSubExpr(),
+                  objectOf(UO->getSubExpr())};
+  }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
+    if (Op->getOperator() != OO_Equal || Op->getNumArgs() != 2)
+      return std::nullopt;
+    const auto *MD = dyn_cast_or_null<CXXMethodDecl>(Op->getDirectCallee());
+    if (!MD || MD->getRefQualifier() == RQ_RValue ||
+        !(MD->isCopyAssignmentOperator() || MD->isMoveAssignmentOperator()) ||
+        !isTensorType(Op->getArg(0)->getType()))
+      return std::nullopt;
+    const Expr *Target = Op->getArg(0)->IgnoreParenImpCasts();
+    const Decl *D = nullptr;
+    if (isa<DeclRefExpr>(Target) || isa<MemberExpr>(Target))
+      D = storageOf(Target);
+    else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Target);
+             MC && MC->getMethodDecl() &&
+             MC->getMethodDecl()->getReturnType()->isLValueReferenceType())
+      D = accessedField(MC, /*Through=*/false);
+    if (!D)
+      return std::nullopt;
+    return Change{D, ValueKind::Tensor, Op->getArg(1), Op->getArg(0),
+                  objectOf(Op->getArg(0))};
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// What captured work reads
+//===----------------------------------------------------------------------===//
+
+/// Work the graph records with its arguments: a kernel launch, a CUDA
+/// stream-ordered call (`*Async`, launches), a libtorch operator (a
+/// function of at:: or torch:: returning a tensor; assignments aside).
+static bool isCapturedWork(CaptureAnalysis &Analysis, const CallExpr *Call) {
+  if (isa<CUDAKernelCallExpr>(Call))
+    return true;
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return false;
+  StringRef Name = Analysis.nameOf(FD);
+  static const NamePatterns CudaWork(
+      "cuda*Async|cu*Async|cudaLaunch*|cuLaunch*");
+  if (CudaWork.matches(Name))
+    return true;
+  if (!Name.starts_with("at::") && !Name.starts_with("torch::"))
+    return false;
+  if (const auto *MD = dyn_cast<CXXMethodDecl>(FD);
+      MD && (MD->isCopyAssignmentOperator() || MD->isMoveAssignmentOperator()))
+    return false;
+  return isTensorType(FD->getReturnType());
+}
+
+/// Calls \p Fn for every variable or field \p E reads as a value the graph
+/// keeps: a tensor or pointer it names, a scalar it loads (not inside `&x`,
+/// sizeof or lambdas).
+static void forEachCapturedValue(
+    const Expr *E,
+    llvm::function_ref<void(const Decl *, ValueKind, const Expr *)> Fn) {
+  if (!E)
+    return;
+  if (isa<LambdaExpr>(E) || isa<UnaryExprOrTypeTraitExpr>(E))
+    return;
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      UO && UO->getOpcode() == UO_AddrOf)
+    return;
+  if (isTensorType(E->getType()) && !E->isPRValue()) {
+    if (const Decl *D = storageOfValue(E);
+        D && isTensorType(cast<ValueDecl>(D)->getType())) {
+      Fn(D, ValueKind::Tensor, E);
+      return;
+    }
+  }
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+      MC && isTensorType(MC->getType()))
+    if (const FieldDecl *F = accessedField(MC, /*Through=*/false);
+        F && isTensorType(F->getType())) {
+      Fn(F, ValueKind::Tensor, E);
+      return;
+    }
+  if (const auto *Cast = dyn_cast<ImplicitCastExpr>(E);
+      Cast && Cast->getCastKind() == CK_LValueToRValue) {
+    const Expr *Sub = Cast->getSubExpr();
+    auto K = kindOf(Sub->getType());
+    if (K && *K != ValueKind::Tensor)
+      if (const Decl *D = storageOf(Sub)) {
+        Fn(D, *K, Sub);
+        // An index still counts: `a[i]` reads i too.
+      }
+  }
+  for (const Stmt *Child : E->children())
+    if (const auto *CE = dyn_cast_or_null<Expr>(Child))
+      forEachCapturedValue(CE, Fn);
+}
+
+/// Calls \p Fn for every statement of \p S that is not inside a lambda.
+static void forEachStmt(const Stmt *S,
+                        llvm::function_ref<void(const Stmt *)> Fn) {
+  if (!S || isa<LambdaExpr>(S))
+    return;
+  Fn(S);
+  for (const Stmt *Child : S->children())
+    forEachStmt(Child, Fn);
+}
+
+void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
+  Reads.clear();
+  RootsByBegin.clear();
+  RootOwners.clear();
+  // What each capture writes itself: its intermediates, not inputs.
+  std::set<std::pair<const RegionRoot *, const Decl *>> Written;
+  llvm::DenseSet<const FunctionDecl *> Scanned;
+  for (const CapturedSite &Site : Analysis.sites()) {
+    const RegionRoot *Root = Site.Ctx.Root;
+    if (!Root)
+      continue;
+    if (Root->Call)
+      RootsByBegin.try_emplace(Root->Call, Root);
+    if (Root->Owner)
+      RootOwners.insert(Root->Owner->getCanonicalDecl());
+    const FunctionDecl *FD = Site.Function;
+    if (!FD || !FD->getBody() || !Scanned.insert(FD).second)
+      continue;
+    forEachStmt(FD->getBody(), [&](const Stmt *S) {
+      const Decl *D = nullptr;
+      if (auto C = changeOf(S))
+        D = C->Storage;
+      else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+        for (const Decl *Var : DS->decls())
+          if (std::optional<CaptureContext> Ctx = Analysis.contextOf(FD, S);
+              Ctx && Ctx->Root)
+            Written.insert({Ctx->Root, Var->getCanonicalDecl()});
+        return;
+      }
+      if (!D)
+        return;
+      if (std::optional<CaptureContext> Ctx = Analysis.contextOf(FD, S);
+          Ctx && Ctx->Root)
+        Written.insert({Ctx->Root, D});
+    });
+  }
+  for (const CapturedSite &Site : Analysis.sites()) {
+    const auto *Call = dyn_cast_or_null<CallExpr>(Site.Site.S);
+    if (!Call || Site.Site.K != CallSite::Kind::Call || !Site.Ctx.Root ||
+        Site.Ctx.StreamGuarded || !Analysis.isUserLocation(Site.Site.Loc) ||
+        !isCapturedWork(Analysis, Call))
+      continue;
+    auto Visit = [&](const Decl *D, ValueKind K, const Expr *Use) {
+      if (Written.count({Site.Ctx.Root, D}))
+        return;
+      if (const auto *VD = dyn_cast<VarDecl>(D);
+          VD && (VD->isConstexpr() || VD->getType().isConstQualified()))
+        return;
+      std::vector<CapturedRead> &List = Reads[D];
+      for (const CapturedRead &R : List)
+        if (R.Site->Ctx.Root == Site.Ctx.Root && R.Object == objectOf(Use))
+          return; // the first read per capture is enough
+      List.push_back({D, K, &Site, Use, objectOf(Use)});
+    };
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+      forEachCapturedValue(MC->getImplicitObjectArgument(), Visit);
+    if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(Call))
+      forEachCapturedValue(Launch->getConfig(), Visit);
+    for (const Expr *Arg : Call->arguments())
+      forEachCapturedValue(Arg, Visit);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Graphs: what a capture records into, what a replay launches
+//===----------------------------------------------------------------------===//
+
+bool FrozenHostStateCheck::isBegin(CaptureAnalysis &Analysis,
+                                   const CallExpr *Call) const {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  return FD && Apis.eventOf(FD, Analysis.nameOf(FD)) == CaptureEvent::Begin;
+}
+
+bool FrozenHostStateCheck::isKill(CaptureAnalysis &Analysis,
+                                  const CallExpr *Call) const {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return false;
+  // A reset or destroyed graph is not replayed; an updated executable
+  // takes the new values.
+  static const NamePatterns Kills(
+      "at::cuda::CUDAGraph::reset|cudaGraphExecDestroy|cuGraphExecDestroy|"
+      "cudaGraphDestroy|cuGraphDestroy|cudaGraphExecUpdate|cuGraphExecUpdate|"
+      "cudaGraphExec*SetParams*|cuGraphExec*SetParams*");
+  return Kills.matches(Analysis.nameOf(FD));
+}
+
+std::optional<GraphRef>
+FrozenHostStateCheck::replayOf(CaptureAnalysis &Analysis,
+                               const CallExpr *Call) const {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return std::nullopt;
+  StringRef Name = Analysis.nameOf(FD);
+  if (Name == "at::cuda::CUDAGraph::replay") {
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+    const Expr *Object = MC ? MC->getImplicitObjectArgument() : nullptr;
+    return GraphRef{GraphRef::Flavour::Torch, graphKeyOf(Object), Object};
+  }
+  if ((Name == "cudaGraphLaunch" || Name == "cuGraphLaunch") &&
+      Call->getNumArgs() >= 1)
+    return GraphRef{GraphRef::Flavour::Raw, graphKeyOf(Call->getArg(0)),
+                    Call->getArg(0)};
+  return std::nullopt;
+}
+
+void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
+  RootGraphs.clear();
+  ExecGraphs.clear();
+  static const NamePatterns Instantiate(
+      "cudaGraphInstantiate*|cuGraphInstantiate*");
+  static const NamePatterns End("cudaStreamEndCapture|cuStreamEndCapture");
+  forEachUserFunction(
+      Analysis.context(), Analysis.code(),
+      [&](const FunctionDecl *FD) {
+        forEachStmt(FD->getBody(), [&](const Stmt *S) {
+          const auto *Call = dyn_cast<CallExpr>(S);
+          const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+          if (!Callee || Call->getNumArgs() < 2 ||
+              !Instantiate.matches(Analysis.nameOf(Callee)))
+            return;
+          if (const Decl *Exec = graphKeyOf(Call->getArg(0)))
+            ExecGraphs[Exec].push_back(graphKeyOf(Call->getArg(1)));
+        });
+      },
+      FunctionWalk::Instantiated);
+  for (const auto &[Storage, List] : Reads)
+    for (const CapturedRead &R : List) {
+      const RegionRoot *Root = R.Site->Ctx.Root;
+      if (RootGraphs.count(Root))
+        continue;
+      GraphRef G;
+      const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
+      const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+      StringRef Name = Callee ? Analysis.nameOf(Callee) : "";
+      if (Root->K == RegionRoot::Kind::BeginApi &&
+          Name == "at::cuda::CUDAGraph::capture_begin") {
+        const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+        const Expr *Object = MC ? MC->getImplicitObjectArgument() : nullptr;
+        G = {GraphRef::Flavour::Torch, graphKeyOf(Object), Object};
+      } else if (Root->K == RegionRoot::Kind::BeginApi &&
+                 Name.contains("BeginCaptureToGraph") &&
+                 Call->getNumArgs() >= 2) {
+        G = {GraphRef::Flavour::Raw, graphKeyOf(Call->getArg(1)),
+             Call->getArg(1)};
+      } else if (Root->K == RegionRoot::Kind::BeginApi &&
+                 Name.contains("BeginCapture") && Call->getNumArgs() >= 1 &&
+                 Root->Owner && Root->Owner->getBody()) {
+        // The graph comes out of the first end call on the same stream
+        // after the begin.
+        const SourceManager &SM = Analysis.context().getSourceManager();
+        const Decl *Stream = graphKeyOf(Call->getArg(0));
+        const CallExpr *First = nullptr;
+        forEachStmt(Root->Owner->getBody(), [&](const Stmt *S) {
+          const auto *EndCall = dyn_cast<CallExpr>(S);
+          const FunctionDecl *EndFD =
+              EndCall ? EndCall->getDirectCallee() : nullptr;
+          if (!EndFD || EndCall->getNumArgs() < 2 ||
+              !End.matches(Analysis.nameOf(EndFD)) ||
+              !SM.isBeforeInTranslationUnit(Call->getBeginLoc(),
+                                            EndCall->getBeginLoc()))
+            return;
+          const Decl *EndStream = graphKeyOf(EndCall->getArg(0));
+          if (Stream && EndStream && EndStream != Stream)
+            return;
+          if (!First || SM.isBeforeInTranslationUnit(EndCall->getBeginLoc(),
+                                                     First->getBeginLoc()))
+            First = EndCall;
+        });
+        G.F = GraphRef::Flavour::Raw;
+        if (First) {
+          G.Key = graphKeyOf(First->getArg(1));
+          G.Via = First->getArg(1);
+        }
+      }
+      RootGraphs[Root] = G;
+    }
+}
+
+bool FrozenHostStateCheck::mayReplay(const RegionRoot *Root,
+                                     const GraphRef &Replay) const {
+  auto It = RootGraphs.find(Root);
+  if (It == RootGraphs.end() || It->second.F == GraphRef::Flavour::Unknown)
+    return true;
+  const GraphRef &Captured = It->second;
+  if (Captured.F != Replay.F)
+    return false;
+  if (!Captured.Key || !Replay.Key)
+    return true;
+  if (Captured.F == GraphRef::Flavour::Torch)
+    return Captured.Key == Replay.Key;
+  // A raw launch names an executable: the graphs instantiated into it.
+  auto Exec = ExecGraphs.find(Replay.Key);
+  if (Exec == ExecGraphs.end())
+    return true; // made where this translation unit cannot see
+  for (const Decl *Graph : Exec->second)
+    if (!Graph || Graph == Captured.Key)
+      return true;
+  return false;
+}
+
+const FrozenHostStateCheck::Summary &
+FrozenHostStateCheck::summaryOf(CaptureAnalysis &Analysis,
+                                const FunctionDecl *FD, unsigned Depth) {
+  FD = FD->getCanonicalDecl();
+  auto [It, Inserted] = Summaries.try_emplace(FD);
+  if (!Inserted)
+    return It->second; // known, or in progress
+  Summary Result;
+  Result.Captures = RootOwners.count(FD) > 0;
+  const FunctionDecl *Def = definitionOf(FD);
+  if (Def && Depth < 4 && Analysis.isUserLocation(Def->getLocation()))
+    forEachStmt(Def->getBody(), [&](const Stmt *S) {
+      const auto *Call = dyn_cast<CallExpr>(S);
+      if (!Call)
+        return;
+      if (isBegin(Analysis, Call)) {
+        Result.Captures = true;
+      } else if (isKill(Analysis, Call)) {
+        Result.Kills = true;
+      } else if (auto G = replayOf(Analysis, Call)) {
+        Result.Replays.push_back(*G);
+      } else if (const FunctionDecl *Callee = Call->getDirectCallee();
+                 Callee && Callee->getCanonicalDecl() != FD) {
+        Summary Inner = summaryOf(Analysis, Callee, Depth + 1);
+        Result.Captures |= Inner.Captures;
+        Result.Kills |= Inner.Kills;
+        Result.Replays.insert(Result.Replays.end(), Inner.Replays.begin(),
+                              Inner.Replays.end());
+      }
+    });
+  Summaries[FD] = Result;
+  return Summaries[FD];
+}
+
+//===----------------------------------------------------------------------===//
+// The dataflow: changes waiting for a replay
+//===----------------------------------------------------------------------===//
+
+/// Whether \p E names \p Storage (`graphs[bs]` names bs and graphs).
+static bool mentions(const Stmt *E, const Decl *Storage) {
+  if (!E || !Storage)
+    return false;
+  bool Found = false;
+  forEachStmt(E, [&](const Stmt *S) {
+    if (Found)
+      return;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      Found = DRE->getDecl()->getCanonicalDecl() == Storage;
+    else if (const auto *ME = dyn_cast<MemberExpr>(S))
+      Found = ME->getMemberDecl()->getCanonicalDecl() == Storage;
+    else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
+      Found = accessedField(MC, /*Through=*/true) == Storage;
+  });
+  return Found;
+}
+
+namespace {
+struct Pending {
+  /// Captures that happened on the way here (for the function's locals).
+  std::set<const RegionRoot *> Captured;
+  /// Changes of captured state: the change, the capture that read it and
+  /// the variable changed.
+  std::set<std::tuple<const Stmt *, const RegionRoot *, const Decl *>>
+      Changes;
+
+  bool join(const Pending &Other) {
+    size_t Before = Captured.size() + Changes.size();
+    Captured.insert(Other.Captured.begin(), Other.Captured.end());
+    Changes.insert(Other.Changes.begin(), Other.Changes.end());
+    return Captured.size() + Changes.size() != Before;
+  }
+};
+} // namespace
+
+void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
+                                         const FunctionDecl *FD) {
+  // Only functions that change captured state and may replay.
+  bool Changes = false, Replays = false;
+  forEachStmt(FD->getBody(), [&](const Stmt *S) {
+    if (auto C = changeOf(S); C && Reads.count(C->Storage))
+      Changes = true;
+    else if (const auto *DS = dyn_cast<DeclStmt>(S))
+      for (const Decl *D : DS->decls())
+        Changes |= Reads.count(D->getCanonicalDecl()) > 0;
+    else if (const auto *Call = dyn_cast<CallExpr>(S)) {
+      if (replayOf(Analysis, Call))
+        Replays = true;
+      else if (const FunctionDecl *Callee = Call->getDirectCallee();
+               Callee && !isBegin(Analysis, Call))
+        Replays |= !summaryOf(Analysis, Callee).Replays.empty();
+    }
+  });
+  if (!Changes || !Replays)
+    return;
+
+  CFG::BuildOptions Options;
+  Options.setAllAlwaysAdd();
+  std::unique_ptr<CFG> Cfg =
+      CFG::buildCFG(FD, FD->getBody(), &Analysis.context(), Options);
+  if (!Cfg)
+    return;
+
+  std::vector<Finding> Found;
+  std::set<const Stmt *> Reported;
+  auto ReplayHere = [&](Pending &P, const GraphRef &G, const Stmt *At) {
+    for (const auto &[Change, Root, Storage] : P.Changes) {
+      // A graph chosen by the changed value (`graphs[bs]`) is the one
+      // captured with it.
+      auto Captured = RootGraphs.find(Root);
+      if (mentions(G.Via, Storage) ||
+          (Captured != RootGraphs.end() &&
+           mentions(Captured->second.Via, Storage)))
+        continue;
+      if (mayReplay(Root, G) && Reported.insert(Change).second)
+        Found.push_back({Change, Root, At});
+    }
+  };
+  auto ChangeHere = [&](Pending &P, const Stmt *S, const Decl *Storage,
+                        const VarDecl *Object) {
+    auto It = Reads.find(Storage);
+    if (It == Reads.end() || Analysis.contextOf(FD, S))
+      return;
+    // A local of this function counts after the capture that read it.
+    const auto *VD = Object ? Object : dyn_cast<VarDecl>(Storage);
+    bool Local = VD && !VD->hasGlobalStorage() &&
+                 VD->getParentFunctionOrMethod() == FD;
+    for (const CapturedRead &R : It->second) {
+      const RegionRoot *Root = R.Site->Ctx.Root;
+      if (R.Object && Object && R.Object != Object)
+        continue; // another object's member
+      if (Local && Root->Owner == FD && !P.Captured.count(Root))
+        continue;
+      P.Changes.insert({S, Root, Storage});
+    }
+  };
+  auto Transfer = [&](const CFGBlock &B, const Pending &In) {
+    Pending P = In;
+    for (const CFGElement &E : B) {
+      auto CS = E.getAs<CFGStmt>();
+      if (!CS)
+        continue;
+      const Stmt *S = CS->getStmt();
+      if (auto It = RootsByBegin.find(S); It != RootsByBegin.end()) {
+        P.Changes.clear();
+        P.Captured.insert(It->second);
+        continue;
+      }
+      if (auto C = changeOf(S)) {
+        ChangeHere(P, S, C->Storage, C->Object);
+        continue;
+      }
+      if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+        for (const Decl *D : DS->decls())
+          if (const auto *VD = dyn_cast<VarDecl>(D); VD && VD->hasInit())
+            ChangeHere(P, S, VD->getCanonicalDecl(), nullptr);
+        continue;
+      }
+      const auto *Call = dyn_cast<CallExpr>(S);
+      if (!Call)
+        continue;
+      if (isBegin(Analysis, Call) || isKill(Analysis, Call)) {
+        P.Changes.clear();
+      } else if (auto G = replayOf(Analysis, Call)) {
+        ReplayHere(P, *G, Call);
+      } else if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+        const Summary &Sum = summaryOf(Analysis, Callee);
+        if (Sum.Captures || Sum.Kills)
+          P.Changes.clear();
+        else
+          for (const GraphRef &G : Sum.Replays)
+            ReplayHere(P, G, Call);
+      }
+    }
+    // A branch on the changed value (`if (n != captured_n) recapture();`)
+    // decides whether the graph still fits it (a loop's own test does not).
+    const Stmt *Term = B.getTerminatorStmt();
+    if (const Stmt *Cond = B.getTerminatorCondition();
+        Cond && Term &&
+        (isa<IfStmt>(Term) || isa<SwitchStmt>(Term) ||
+         isa<AbstractConditionalOperator>(Term) || isa<BinaryOperator>(Term)))
+      for (auto It = P.Changes.begin(); It != P.Changes.end();)
+        It = mentions(Cond, std::get<2>(*It)) ? P.Changes.erase(It)
+                                              : std::next(It);
+    return P;
+  };
+  solveForward<Pending>(
+      *Cfg, Pending(), Transfer,
+      [](const CFGBlock &, const CFGBlock &, unsigned, const Pending &P) {
+        return std::optional<Pending>(P);
+      });
+  for (const Finding &F : Found)
+    report(Analysis, FD, F);
+}
+
+//===----------------------------------------------------------------------===//
+// Reports
+//===----------------------------------------------------------------------===//
+
+/// Whether \p E is a whole statement of \p Body (`x = y;`), whose value
+/// nothing uses.
+static bool isWholeStatement(const Stmt *Body, const Stmt *E) {
+  bool Found = false;
+  auto Is = [&](const Stmt *S) {
+    if (const auto *Cleanups = dyn_cast_or_null<ExprWithCleanups>(S))
+      S = Cleanups->getSubExpr();
+    return S == E;
+  };
+  forEachStmt(Body, [&](const Stmt *S) {
+    if (Found)
+      return;
+    if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+      for (const Stmt *Child : CS->body())
+        Found |= Is(Child);
+    } else if (const auto *If = dyn_cast<IfStmt>(S)) {
+      Found = Is(If->getThen()) || Is(If->getElse());
+    } else if (const auto *For = dyn_cast<ForStmt>(S)) {
+      Found = Is(For->getBody());
+    } else if (const auto *While = dyn_cast<WhileStmt>(S)) {
+      Found = Is(While->getBody());
+    } else if (const auto *Do = dyn_cast<DoStmt>(S)) {
+      Found = Is(Do->getBody());
+    } else if (const auto *Range = dyn_cast<CXXForRangeStmt>(S)) {
+      Found = Is(Range->getBody());
+    } else if (const auto *Case = dyn_cast<SwitchCase>(S)) {
+      Found = Is(Case->getSubStmt());
+    }
+  });
+  return Found;
+}
+
+void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
+                                  const FunctionDecl *FD, const Finding &F) {
+  const Decl *Storage = nullptr;
+  const Expr *Target = nullptr, *Value = nullptr;
+  const VarDecl *Object = nullptr;
+  SourceLocation Loc;
+  if (auto C = changeOf(F.Change)) {
+    Storage = C->Storage;
+    Object = C->Object;
+    Target = C->Target;
+    Value = C->Value;
+    Loc = cast<Expr>(F.Change)->getBeginLoc();
+  } else if (const auto *DS = dyn_cast<DeclStmt>(F.Change)) {
+    for (const Decl *D : DS->decls())
+      if (Reads.count(D->getCanonicalDecl())) {
+        Storage = D->getCanonicalDecl();
+        Loc = D->getLocation();
+        break;
+      }
+  }
+  if (!Storage)
+    return;
+  const CapturedRead *Read = nullptr;
+  for (const CapturedRead &R : Reads[Storage])
+    if (R.Site->Ctx.Root == F.Root &&
+        !(R.Object && Object && R.Object != Object)) {
+      Read = &R;
+      break;
+    }
+  if (!Read)
+    return;
+  Loc = Analysis.visibleLoc(Loc);
+  std::string Name = nameOfStorage(Storage).str();
+  const SourceManager &SM0 = Analysis.context().getSourceManager();
+  const Expr *Written = Target ? stripCopies(Target) : nullptr;
+  if (Written && !(isa<CXXMemberCallExpr>(Written) || Object))
+    Written = nullptr;
+  if (Written && Written->getBeginLoc().isFileID() &&
+      Written->getEndLoc().isFileID())
+    if (StringRef Text = Lexer::getSourceText(
+            CharSourceRange::getTokenRange(Written->getSourceRange()), SM0,
+            Analysis.context().getLangOpts());
+        !Text.empty() && Text.size() <= 40 && !Text.contains('\n'))
+      Name = Text.str();
+  Hazard H = Read->Kind == ValueKind::Scalar ? *Scalar : *Reassigned;
+  if (Read->Kind == ValueKind::Pointer)
+    H.TorchInstead = ""; // copy_ is for tensors
+
+  // Tensor `v = value;` becomes `v.copy_(value);`.
+  llvm::SmallVector<FixItHint, 2> Fixes;
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  const LangOptions &LO = Analysis.context().getLangOpts();
+  if (Read->Kind == ValueKind::Tensor && Value && Target &&
+      F.Change->getBeginLoc().isFileID() && F.Change->getEndLoc().isFileID() &&
+      isWholeStatement(FD->getBody(), F.Change)) {
+    CharSourceRange TargetRange =
+        CharSourceRange::getTokenRange(Target->getSourceRange());
+    StringRef TargetText = Lexer::getSourceText(TargetRange, SM, LO);
+    SourceLocation ValueBegin = Value->getBeginLoc();
+    SourceLocation ValueEnd =
+        Lexer::getLocForEndOfToken(Value->getEndLoc(), 0, SM, LO);
+    if (!TargetText.empty() && ValueBegin.isFileID() && ValueEnd.isValid()) {
+      Fixes.push_back(FixItHint::CreateReplacement(
+          CharSourceRange::getCharRange(Target->getBeginLoc(), ValueBegin),
+          (TargetText + ".copy_(").str()));
+      Fixes.push_back(FixItHint::CreateInsertion(ValueEnd, ")"));
+    }
+  }
+  if (!reportHazard(Analysis, H, Loc, F.Change->getSourceRange(),
+                    "'" + Name + "'", FD, Fixes))
+    return;
+  SourceLocation UseLoc = Analysis.visibleLoc(Read->Use->getBeginLoc());
+  if (Read->Kind == ValueKind::Scalar)
+    diag(UseLoc, "the graph keeps the value '%0' has here during capture",
+         DiagnosticIDs::Note)
+        << Name;
+  else
+    diag(UseLoc, "the graph reads '%0' here during capture",
+         DiagnosticIDs::Note)
+        << Name;
+  addChainNotes(Analysis, Read->Site->Ctx.Chain, Read->Site->Ctx.Root);
+  diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
+       "the graph is replayed here", DiagnosticIDs::Note);
+}
+
+void FrozenHostStateCheck::checkCapture(CaptureAnalysis &Analysis) {
+  Summaries.clear();
+  collectReads(Analysis);
+  if (Reads.empty())
+    return;
+  collectGraphs(Analysis);
+  std::vector<const FunctionDecl *> Functions;
+  forEachUserFunction(
+      Analysis.context(), Analysis.code(),
+      [&](const FunctionDecl *FD) { Functions.push_back(FD); },
+      FunctionWalk::Instantiated);
+  for (const FunctionDecl *FD : Functions)
+    if (FD->getBody())
+      checkFunction(Analysis, FD);
+}
+
+} // namespace clang::tidy::cudagraph

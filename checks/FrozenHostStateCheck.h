@@ -1,0 +1,111 @@
+//===--- FrozenHostStateCheck.h - cudagraph-tidy ----------------*- C++ -*-===//
+//
+// cudagraph-frozen-host-state: host state the graph freezes at capture time
+// and the program changes before a replay.
+//
+// A captured call keeps what its arguments were when it was captured: the
+// storage a tensor or a pointer variable named (reassigned-static-input) and
+// the value of a host scalar passed by value (frozen-host-scalar). The check
+// gathers, per capture, the variables and fields that captured work reads
+// (and that the capture does not write itself), then runs a forward dataflow
+// over each user function that changes one of them and replays a graph: a
+// change that reaches a replay of that graph, with no new capture, graph
+// reset or executable update in between, is reported at the change. A local
+// of the function holding the capture counts only after the capture. For the
+// user-facing documentation see docs/checks/frozen-host-state.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_TIDY_FROZENHOSTSTATECHECK_H
+#define CUDAGRAPH_TIDY_FROZENHOSTSTATECHECK_H
+
+#include "CaptureApis.h"
+#include "CudaGraphCheck.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include <map>
+#include <set>
+
+namespace clang::tidy::cudagraph {
+
+class FrozenHostStateCheck : public CudaGraphCheck {
+public:
+  FrozenHostStateCheck(StringRef Name, ClangTidyContext *Context);
+
+protected:
+  void checkCapture(CaptureAnalysis &Analysis) override;
+
+public:
+  enum class ValueKind { Tensor, Pointer, Scalar };
+
+  /// A variable or field that captured work reads.
+  struct CapturedRead {
+    const Decl *Storage = nullptr;
+    ValueKind Kind = ValueKind::Scalar;
+    const CapturedSite *Site = nullptr;
+    const Expr *Use = nullptr;
+    /// The struct variable a member read belongs to (`p` of `p.alpha`).
+    const VarDecl *Object = nullptr;
+  };
+
+  /// The graph a capture records into, or a replay launches.
+  struct GraphRef {
+    enum class Flavour { Unknown, Torch, Raw } F = Flavour::Unknown;
+    /// The CUDAGraph object (Torch), the cudaGraph_t (a Raw capture) or the
+    /// executable (a Raw launch); null: not known.
+    const Decl *Key = nullptr;
+    /// The expression that selects the graph (`graphs[bs]`, `exec`).
+    const Expr *Via = nullptr;
+  };
+
+  /// What calling a user function does to the graphs.
+  struct Summary {
+    bool Captures = false;
+    bool Kills = false;
+    std::vector<GraphRef> Replays;
+  };
+
+  struct Finding {
+    const Stmt *Change;
+    const RegionRoot *Root;
+    const Stmt *Replay;
+  };
+
+private:
+  void collectReads(CaptureAnalysis &Analysis);
+  void collectGraphs(CaptureAnalysis &Analysis);
+  void checkFunction(CaptureAnalysis &Analysis, const FunctionDecl *FD);
+  void report(CaptureAnalysis &Analysis, const FunctionDecl *FD,
+              const Finding &F);
+
+  /// Whether a replay of \p Replay may launch what \p Root captured.
+  bool mayReplay(const RegionRoot *Root, const GraphRef &Replay) const;
+  const Summary &summaryOf(CaptureAnalysis &Analysis, const FunctionDecl *FD,
+                           unsigned Depth = 0);
+
+public:
+  /// Replay, kill (reset, destroy, executable update) and begin calls.
+  bool isBegin(CaptureAnalysis &Analysis, const CallExpr *Call) const;
+  bool isKill(CaptureAnalysis &Analysis, const CallExpr *Call) const;
+  std::optional<GraphRef> replayOf(CaptureAnalysis &Analysis,
+                                   const CallExpr *Call) const;
+
+  /// Reads by storage (canonical declaration), in site order.
+  std::map<const Decl *, std::vector<CapturedRead>> Reads;
+  llvm::DenseMap<const Stmt *, const RegionRoot *> RootsByBegin;
+  llvm::DenseSet<const FunctionDecl *> RootOwners;
+
+private:
+  CaptureApis Apis;
+  const Hazard *Reassigned = nullptr;
+  const Hazard *Scalar = nullptr;
+  std::map<const RegionRoot *, GraphRef> RootGraphs;
+  /// Raw executables and the graphs instantiated into them (null: a graph
+  /// the check cannot name).
+  llvm::DenseMap<const Decl *, llvm::SmallVector<const Decl *, 1>> ExecGraphs;
+  llvm::DenseMap<const FunctionDecl *, Summary> Summaries;
+};
+
+} // namespace clang::tidy::cudagraph
+
+#endif // CUDAGRAPH_TIDY_FROZENHOSTSTATECHECK_H

@@ -1,0 +1,507 @@
+// RUN: %check_cudagraph_tidy %s cudagraph-frozen-host-state %t -- -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <vector>
+
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    cudaError_t err_ = (call);                                                 \
+    if (err_ != cudaSuccess)                                                   \
+      return;                                                                  \
+  } while (0)
+
+__global__ void scaleKernel(const float *in, float *out, int n, float factor);
+
+at::Tensor nextBatch();
+float nextFactor();
+float *nextBuffer();
+
+//===--- libtorch: capture once, then rebind and replay in a loop ---------===//
+
+void rebindLoop(at::Tensor static_x, int steps) {
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  at::Tensor y = static_x * 2;
+  graph.capture_end();
+  for (int i = 0; i < steps; ++i) {
+    static_x = nextBatch();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'static_x' is reassigned after the graph captured it: replay keeps reading the storage captured at capture time and silently differs from eager execution; copy new data into the static input with copy_() (hazard: reassigned-static-input) [cudagraph-frozen-host-state]
+    // CHECK-MESSAGES: :[[@LINE-5]]:18: note: the graph reads 'static_x' here during capture
+    // CHECK-MESSAGES: :[[@LINE-7]]:9: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    graph.replay();
+    // CHECK-FIXES: {{^}}    static_x.copy_(nextBatch());{{$}}
+  }
+}
+
+// copy_ into the static input, in-place updates: what replay reads.
+void copyLoop(at::Tensor static_x, int steps) {
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  at::Tensor y = static_x * 2;
+  graph.capture_end();
+  for (int i = 0; i < steps; ++i) {
+    static_x.copy_(nextBatch());
+    static_x.fill_(1.0f);
+    static_x += nextBatch();
+    graph.replay();
+  }
+}
+
+// Rebinding before the capture, or a tensor the capture never read.
+void beforeCapture(at::Tensor static_x, at::Tensor other, int steps) {
+  at::cuda::CUDAGraph graph;
+  static_x = nextBatch();
+  graph.capture_begin();
+  at::Tensor y = static_x * 2;
+  graph.capture_end();
+  for (int i = 0; i < steps; ++i) {
+    other = nextBatch();
+    graph.replay();
+  }
+}
+
+// Captured again after every change: no stale replay.
+void recaptureLoop(at::Tensor static_x, int steps) {
+  at::cuda::CUDAGraph graph;
+  for (int i = 0; i < steps; ++i) {
+    static_x = nextBatch();
+    graph.reset();
+    graph.capture_begin();
+    at::Tensor y = static_x * 2;
+    graph.capture_end();
+    graph.replay();
+  }
+}
+
+// Changed after the capture, but never replayed afterwards.
+at::Tensor noReplay(at::Tensor static_x) {
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  at::Tensor y = static_x * 2;
+  graph.capture_end();
+  graph.replay();
+  static_x = nextBatch();
+  return static_x + 1;
+}
+
+// The graph is reset before the next replay could run.
+void resetAfter(at::Tensor static_x) {
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  at::Tensor y = static_x * 2;
+  graph.capture_end();
+  static_x = nextBatch();
+  graph.reset();
+  graph.replay();
+}
+
+// Another graph replays: it never read static_x.
+void otherGraph(at::Tensor static_x, at::cuda::CUDAGraph &other) {
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  at::Tensor y = static_x * 2;
+  graph.capture_end();
+  static_x = nextBatch();
+  other.replay();
+}
+
+//===--- libtorch: host scalars ------------------------------------------===//
+
+void scalarLoop(at::Tensor x, at::Tensor b, int steps) {
+  at::cuda::CUDAGraph graph;
+  float scale = 0.5f;
+  double alpha = 1.0;
+  const float fixed = 3.0f;
+  graph.capture_begin();
+  at::Tensor y = x * scale;
+  at::Tensor z = at::add(x, b, alpha * fixed);
+  graph.capture_end();
+  for (int i = 0; i < steps; ++i) {
+    scale = nextFactor();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'scale' changes after the graph captured its value: replay uses the value seen at capture time and silently differs from eager execution; keep changing values in device tensors updated with copy_() or fill_() (hazard: frozen-host-scalar) [cudagraph-frozen-host-state]
+    // CHECK-MESSAGES: :[[@LINE-6]]:22: note: the graph keeps the value 'scale' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-8]]:9: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+6]]:5: note: the graph is replayed here
+    alpha *= 0.9;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'alpha' changes after the graph captured its value
+    // CHECK-MESSAGES: :[[@LINE-10]]:32: note: the graph keeps the value 'alpha' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-13]]:9: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    graph.replay();
+  }
+}
+
+// Computed once before capture and never changed: frozen, and right.
+void scalarOnce(at::Tensor x, float base) {
+  at::cuda::CUDAGraph graph;
+  float scale = base * 2;
+  graph.capture_begin();
+  at::Tensor y = x * scale;
+  graph.capture_end();
+  for (int i = 0; i < 4; ++i)
+    graph.replay();
+}
+
+// A value the capture computes itself (a loop counter inside the region) is
+// no input.
+void counterInside(at::Tensor x) {
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  for (int k = 0; k < 3; ++k)
+    x.mul_(k + 1);
+  graph.capture_end();
+  graph.replay();
+}
+
+//===--- libtorch: a runner class ------------------------------------------===//
+
+class Runner {
+public:
+  void capture() {
+    graph_->capture_begin();
+    out_ = input_ * scale_;
+    graph_->capture_end();
+  }
+  void step(const at::Tensor &batch, float scale) {
+    input_ = batch;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'input_' is reassigned after the graph captured it
+    // CHECK-MESSAGES: :[[@LINE-6]]:12: note: the graph reads 'input_' here during capture
+    // CHECK-MESSAGES: :[[@LINE-8]]:13: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+6]]:5: note: the graph is replayed here
+    scale_ = scale;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'scale_' changes after the graph captured its value
+    // CHECK-MESSAGES: :[[@LINE-11]]:21: note: the graph keeps the value 'scale_' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-13]]:13: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    graph_->replay();
+    // CHECK-FIXES: {{^}}    input_.copy_(batch);{{$}}
+  }
+  void stepRight(const at::Tensor &batch) {
+    input_.copy_(batch);
+    graph_->replay();
+  }
+  // Changes without a replay: the next capture() reads them.
+  void configure(const at::Tensor &batch, float scale) {
+    input_ = batch;
+    scale_ = scale;
+  }
+
+private:
+  std::unique_ptr<at::cuda::CUDAGraph> graph_;
+  at::Tensor input_, out_;
+  float scale_ = 1.0f;
+};
+
+//===--- raw CUDA ----------------------------------------------------------===//
+
+void rawLoop(float *d_in, float *d_out, int n, cudaStream_t s, int steps) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  float factor = 1.0f;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  scaleKernel<<<(n + 255) / 256, 256, 0, s>>>(d_in, d_out, n, factor);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  for (int i = 0; i < steps; ++i) {
+    factor += 1.0f;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'factor' changes after the graph captured its value: replay uses the value seen at capture time and silently differs from eager execution; keep the value in device memory that the kernel reads and update it before each replay (cudaMemcpyAsync), or capture again (hazard: frozen-host-scalar) [cudagraph-frozen-host-state]
+    // CHECK-MESSAGES: :[[@LINE-6]]:63: note: the graph keeps the value 'factor' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-8]]:3: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+6]]:11: note: the graph is replayed here
+    d_in = nextBuffer();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'd_in' is reassigned after the graph captured it: replay keeps reading the storage captured at capture time and silently differs from eager execution; copy the new values into the buffer the graph captured (cudaMemcpyAsync) instead of pointing the variable at new memory (hazard: reassigned-static-input) [cudagraph-frozen-host-state]
+    // CHECK-MESSAGES: :[[@LINE-11]]:47: note: the graph reads 'd_in' here during capture
+    // CHECK-MESSAGES: :[[@LINE-13]]:3: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:11: note: the graph is replayed here
+    CHECK(cudaGraphLaunch(exec, s));
+  }
+}
+
+// A value copied into device memory before each launch: replays read it.
+void rawRight(float *d_in, float *d_out, float *d_factor, int n,
+              cudaStream_t s) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  float *host_in = nextBuffer();
+  int value = 0;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(d_in, host_in, n * sizeof(float), cudaMemcpyHostToDevice, s);
+  cudaMemsetAsync(d_out, value, n * sizeof(float), s);
+  scaleKernel<<<(n + 255) / 256, 256, 0, s>>>(d_in, d_out, n, 2.0f);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  for (int i = 0; i < 4; ++i) {
+    cudaMemcpyAsync(d_factor, &value, sizeof(int), cudaMemcpyHostToDevice, s);
+    cudaGraphLaunch(exec, s);
+  }
+  value = 7;
+  host_in = nextBuffer();
+  cudaGraphExecDestroy(exec);
+}
+
+// The memset value and the copy's source pointer change before a replay.
+void rawMemset(float *d_out, float *host_in, float *d_in, int n,
+               cudaStream_t s) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  int value = 0;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(d_in, host_in, n * sizeof(float), cudaMemcpyHostToDevice, s);
+  cudaMemsetAsync(d_out, value, n * sizeof(float), s);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  value = 0xff;
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'value' changes after the graph captured its value
+  // CHECK-MESSAGES: :[[@LINE-5]]:26: note: the graph keeps the value 'value' has here during capture
+  // CHECK-MESSAGES: :[[@LINE-8]]:3: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+6]]:3: note: the graph is replayed here
+  host_in = nextBuffer();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'host_in' is reassigned after the graph captured it
+  // CHECK-MESSAGES: :[[@LINE-11]]:25: note: the graph reads 'host_in' here during capture
+  // CHECK-MESSAGES: :[[@LINE-13]]:3: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: note: the graph is replayed here
+  cudaGraphLaunch(exec, s);
+}
+
+// Two graphs: the executable launched after the change holds the other.
+void rawTwoGraphs(float *d_in, float *d_out, int n, cudaStream_t s) {
+  cudaGraph_t first, second;
+  cudaGraphExec_t firstExec, secondExec;
+  float factor = 1.0f;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  scaleKernel<<<1, 256, 0, s>>>(d_in, d_out, n, factor);
+  cudaStreamEndCapture(s, &first);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  scaleKernel<<<1, 256, 0, s>>>(d_out, d_in, n, 2.0f);
+  cudaStreamEndCapture(s, &second);
+  cudaGraphInstantiate(&firstExec, first, 0);
+  cudaGraphInstantiate(&secondExec, second, 0);
+  factor = 3.0f;
+  cudaGraphLaunch(secondExec, s);
+}
+
+// A step counter the graph froze at its first value.
+void stepCounter(float *d_in, float *d_out, int n, cudaStream_t s) {
+  cudaGraphExec_t exec = nullptr;
+  for (int step = 0; step < 8; ++step) {
+  // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: 'step' changes after the graph captured its value
+  // CHECK-MESSAGES: :[[@LINE+6]]:53: note: the graph keeps the value 'step' has here during capture
+  // CHECK-MESSAGES: :[[@LINE+4]]:7: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+8]]:5: note: the graph is replayed here
+    if (!exec) {
+      cudaGraph_t graph;
+      cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+      scaleKernel<<<1, 256, 0, s>>>(d_in, d_out, n, step * 0.5f);
+      cudaStreamEndCapture(s, &graph);
+      cudaGraphInstantiate(&exec, graph, 0);
+    }
+    cudaGraphLaunch(exec, s);
+  }
+}
+
+//===--- a template and lambdas ----------------------------------------------===//
+
+template <typename T>
+void templatedLoop(at::Tensor static_x, T scale, int steps) {
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  at::Tensor y = static_x * scale;
+  graph.capture_end();
+  for (int i = 0; i < steps; ++i) {
+    scale = scale + 1;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'scale' changes after the graph captured its value
+    // CHECK-MESSAGES: :[[@LINE-5]]:29: note: the graph keeps the value 'scale' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-7]]:9: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    graph.replay();
+  }
+}
+template void templatedLoop<float>(at::Tensor, float, int);
+
+void lambdaStep(at::Tensor static_x) {
+  at::cuda::CUDAGraph graph;
+  float scale = 2.0f;
+  auto capture = [&] {
+    graph.capture_begin();
+    at::Tensor y = static_x * scale;
+    graph.capture_end();
+  };
+  capture();
+  auto step = [&](float next) {
+    scale = next;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'scale' changes after the graph captured its value
+    // CHECK-MESSAGES: :[[@LINE-7]]:31: note: the graph keeps the value 'scale' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-9]]:11: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    graph.replay();
+  };
+  step(3.0f);
+}
+
+// Captured in a lambda, changed and replayed by the enclosing function.
+void lambdaCapture(at::Tensor static_x, int steps) {
+  at::cuda::CUDAGraph graph;
+  float scale = 2.0f;
+  scale = 4.0f;
+  auto capture = [&] {
+    graph.capture_begin();
+    at::Tensor y = static_x * scale;
+    graph.capture_end();
+  };
+  capture();
+  for (int i = 0; i < steps; ++i) {
+    scale += 1.0f;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'scale' changes after the graph captured its value
+    // CHECK-MESSAGES: :[[@LINE-7]]:31: note: the graph keeps the value 'scale' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-9]]:11: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    graph.replay();
+  }
+}
+
+// A host scalar copied by address: replay copies its current value.
+void byAddress(float *d_factor, cudaStream_t s, int steps) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  float factor = 1.0f;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(d_factor, &factor, sizeof(float), cudaMemcpyHostToDevice, s);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  for (int i = 0; i < steps; ++i) {
+    factor = nextFactor();
+    cudaGraphLaunch(exec, s);
+    cudaStreamSynchronize(s);
+  }
+}
+
+// A batch declared in the loop: each iteration makes a new tensor.
+void declaredInLoop(int steps) {
+  at::cuda::CUDAGraph graph;
+  for (int i = 0; i < steps; ++i) {
+    at::Tensor batch = nextBatch();
+    // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'batch' is reassigned after the graph captured it
+    // CHECK-MESSAGES: :[[@LINE+5]]:22: note: the graph reads 'batch' here during capture
+    // CHECK-MESSAGES: :[[@LINE+3]]:13: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+6]]:5: note: the graph is replayed here
+    if (i == 0) {
+      graph.capture_begin();
+      at::Tensor y = batch * 2;
+      graph.capture_end();
+    }
+    graph.replay();
+  }
+}
+
+//===--- graphs chosen by the changed value, recapture on change ----------===//
+
+int nextSize();
+
+// One graph per batch size: the replay picks the graph captured with bs.
+void bucketed(at::Tensor x, std::vector<at::cuda::CUDAGraph> &graphs,
+              int steps) {
+  int bs = 8;
+  graphs[bs].capture_begin();
+  at::Tensor y = x.narrow(0, 0, bs);
+  graphs[bs].capture_end();
+  for (int i = 0; i < steps; ++i) {
+    bs = nextSize();
+    graphs[bs].replay();
+  }
+}
+
+// The program tests the changed value and captures again when it differs.
+void recaptureOnChange(at::Tensor x, int steps) {
+  at::cuda::CUDAGraph graph;
+  int n = nextSize();
+  int captured_n = -1;
+  for (int i = 0; i < steps; ++i) {
+    n = nextSize();
+    if (n != captured_n) {
+      graph.reset();
+      graph.capture_begin();
+      at::Tensor y = x.narrow(0, 0, n);
+      graph.capture_end();
+      captured_n = n;
+    }
+    graph.replay();
+  }
+}
+
+// A static input behind an accessor.
+struct Holder {
+  at::Tensor input_;
+  at::cuda::CUDAGraph graph_;
+  at::Tensor &input() { return input_; }
+  void capture() {
+    graph_.capture_begin();
+    at::Tensor y = input() * 2;
+    graph_.capture_end();
+  }
+  void run(const at::Tensor &t) {
+    input() = t;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'input()' is reassigned after the graph captured it:
+    // CHECK-MESSAGES: :[[@LINE-6]]:20: note: the graph reads 'input()' here during capture
+    // CHECK-MESSAGES: :[[@LINE-8]]:12: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    graph_.replay();
+    // CHECK-FIXES: {{^}}    input().copy_(t);{{$}}
+  }
+};
+
+// Read in a helper the capture calls; replayed through another method.
+class Model {
+public:
+  at::Tensor forward() { return x_ * scale_; }
+  void capture() {
+    graph_.capture_begin();
+    out_ = forward();
+    graph_.capture_end();
+  }
+  void replayWith(float s) {
+    scale_ = s;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'scale_' changes after the graph captured its value:
+    // CHECK-MESSAGES: :[[@LINE-9]]:38: note: the graph keeps the value 'scale_' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-7]]:12: note: 'Model::forward' is called here during capture
+    // CHECK-MESSAGES: :[[@LINE-9]]:12: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    launch();
+  }
+  void launch() { graph_.replay(); }
+  // Not followed by a replay here: not reported.
+  void later(float s) { scale_ = s; }
+
+private:
+  at::cuda::CUDAGraph graph_;
+  at::Tensor x_, out_;
+  float scale_ = 1;
+};
+
+// Members of local structs: another object's member, or another member, is
+// not what the graph read.
+struct Params {
+  float alpha;
+  float beta;
+};
+
+void members(at::Tensor x) {
+  at::cuda::CUDAGraph graph;
+  Params p{1, 2}, q{3, 4};
+  graph.capture_begin();
+  at::Tensor y = x * p.alpha;
+  graph.capture_end();
+  q.alpha = 5;
+  p.beta = 6;
+  graph.replay();
+  p.alpha = 7;
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'p.alpha' changes after the graph captured its value:
+  // CHECK-MESSAGES: :[[@LINE-7]]:22: note: the graph keeps the value 'p.alpha' has here during capture
+  // CHECK-MESSAGES: :[[@LINE-9]]:9: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: note: the graph is replayed here
+  graph.replay();
+}
