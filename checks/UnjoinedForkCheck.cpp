@@ -747,12 +747,20 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
           inRegion(Flow.stateAt(Call), Root) ||
           !SM.isBeforeInTranslationUnit(Site.Loc, Root.Loc))
         continue;
+      const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
       const Expr *EventArg =
-          isa<CXXMemberCallExpr>(Call)
-              ? cast<CXXMemberCallExpr>(Call)->getImplicitObjectArgument()
-              : (Call->getNumArgs() ? Call->getArg(0) : nullptr);
-      if (Walk.resolve(EventArg, Top) == W.Event)
-        Before = Call;
+          MC ? MC->getImplicitObjectArgument()
+             : (Call->getNumArgs() ? Call->getArg(0) : nullptr);
+      const Expr *StreamArg =
+          MC ? (MC->getNumArgs() ? MC->getArg(0) : nullptr)
+             : (Call->getNumArgs() >= 2 ? Call->getArg(1) : nullptr);
+      if (!(Walk.resolve(EventArg, Top) == W.Event))
+        continue;
+      // Measured: an event recorded on another stream. One recorded on the
+      // waiting stream itself is left alone until measured.
+      Handle RecordedOn = StreamArg ? Walk.resolve(StreamArg, Top)
+                                    : Walk.currentAt(Call, Top, 0);
+      Before = RecordedOn.valid() && RecordedOn == W.Stream ? nullptr : Call;
     }
     if (!Before)
       continue;

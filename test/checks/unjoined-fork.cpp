@@ -276,11 +276,12 @@ void isolation(cudaStream_t s, cudaStream_t other, cudaEvent_t before,
   cudaStreamEndCapture(s, &g);
 }
 
-// Waiting before the capture, recording inside it, or an external wait node:
-// not reported.
+// Waiting before the capture, recording inside it, an external wait node, or
+// an event the waiting stream itself recorded before the begin: not reported.
 void isolationNegatives(cudaStream_t s, cudaStream_t other, cudaEvent_t e,
-                        cudaEvent_t ext) {
+                        cudaEvent_t ext, cudaEvent_t own) {
   cudaGraph_t g;
+  cudaEventRecord(own, s);
   cudaEventRecord(e, other);
   cudaEventRecord(ext, other);
   cudaStreamWaitEvent(s, e, 0);
@@ -288,6 +289,7 @@ void isolationNegatives(cudaStream_t s, cudaStream_t other, cudaEvent_t e,
   cudaEventRecord(e, s);
   cudaStreamWaitEvent(s, e, 0);
   cudaStreamWaitEvent(s, ext, cudaEventWaitExternal);
+  cudaStreamWaitEvent(s, own, 0); // recorded on s itself: not measured yet
   cudaStreamEndCapture(s, &g);
 }
 
