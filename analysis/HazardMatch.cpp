@@ -4,6 +4,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMap.h"
 
 namespace clang::cudagraph {
 
@@ -519,6 +520,51 @@ const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,
     return &H;
   }
   return nullptr;
+}
+
+bool makesStreamCurrent(const Stmt *S, const Expr *&Stream) {
+  Stream = nullptr;
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    for (const Decl *D : DS->decls()) {
+      const auto *VD = dyn_cast<VarDecl>(D);
+      const CXXRecordDecl *RD =
+          VD ? VD->getType()->getAsCXXRecordDecl() : nullptr;
+      if (!RD || !RD->getIdentifier() ||
+          !RD->getName().ends_with("CUDAStreamGuard") || !VD->getInit())
+        continue;
+      const auto *Construct =
+          dyn_cast<CXXConstructExpr>(VD->getInit()->IgnoreImplicit());
+      if (Construct && Construct->getNumArgs() >= 1)
+        Stream = Construct->getArg(0);
+      return true;
+    }
+    return false;
+  }
+  const auto *E = dyn_cast<Expr>(S);
+  const auto *Call = E ? dyn_cast<CallExpr>(E->IgnoreImplicit()) : nullptr;
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD || !FD->getIdentifier() || FD->getName() != "setCurrentCUDAStream" ||
+      Call->getNumArgs() < 1)
+    return false;
+  Stream = Call->getArg(0);
+  return true;
+}
+
+bool currentStreamBefore(const Stmt *S, const ParentMap &PM,
+                         const Expr *&Stream) {
+  const Stmt *Child = S;
+  for (const Stmt *P = PM.getParent(S); P; Child = P, P = PM.getParent(P)) {
+    const auto *Block = dyn_cast<CompoundStmt>(P);
+    if (!Block)
+      continue;
+    auto Body = Block->body();
+    auto It = llvm::find(Body, Child);
+    while (It != Body.begin())
+      if (makesStreamCurrent(*--It, Stream))
+        return true;
+  }
+  Stream = nullptr;
+  return false;
 }
 
 } // namespace clang::cudagraph

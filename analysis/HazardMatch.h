@@ -11,6 +11,7 @@
 #include "CallSites.h"
 #include "HazardCatalog.h"
 #include "UserCode.h"
+#include "clang/AST/ParentMap.h"
 
 namespace clang::cudagraph {
 
@@ -37,6 +38,17 @@ StreamValue streamValue(const Expr *E, const ASTContext &Ctx);
 /// The argument of \p Call passed to a stream parameter (cudaStream_t,
 /// CUstream), the stream of a `<<<...>>>` launch, or null.
 const Expr *streamArgument(const CallExpr *Call);
+
+/// Whether \p S makes a libtorch stream current: a CUDAStreamGuard or
+/// OptionalCUDAStreamGuard variable, a setCurrentCUDAStream call. \p Stream
+/// is the stream it names (null for a guard made without one).
+bool makesStreamCurrent(const Stmt *S, const Expr *&Stream);
+
+/// The closest statement before \p S, in a block enclosing it within the
+/// body \p PM maps, that makes a stream current (makesStreamCurrent), and
+/// its stream in \p Stream; false when there is none.
+bool currentStreamBefore(const Stmt *S, const ParentMap &PM,
+                         const Expr *&Stream);
 
 /// Whether \p Value is the legacy default stream in a translation unit
 /// whose default stream is per-thread or not.

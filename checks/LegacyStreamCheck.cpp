@@ -62,57 +62,14 @@ std::vector<FixItHint> LegacyStreamCheck::fixesFor(CaptureAnalysis &Analysis,
   return {FixItHint::CreateReplacement(Arg->getSourceRange(), *Stream)};
 }
 
-/// The stream a libtorch guard variable or setter makes current: true for
-/// the default stream, false for another, nullopt when \p S is neither.
-static std::optional<bool> makesCurrent(const Stmt *S, const ASTContext &Ctx) {
-  auto IsDefault = [&](const Expr *Arg) {
-    return streamValue(Arg, Ctx) == StreamValue::Default;
-  };
-  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
-    for (const Decl *D : DS->decls()) {
-      const auto *VD = dyn_cast<VarDecl>(D);
-      const CXXRecordDecl *RD =
-          VD ? VD->getType()->getAsCXXRecordDecl() : nullptr;
-      if (!RD || !RD->getIdentifier() ||
-          !RD->getName().ends_with("CUDAStreamGuard") || !VD->getInit())
-        continue;
-      const auto *Construct =
-          dyn_cast<CXXConstructExpr>(VD->getInit()->IgnoreImplicit());
-      if (!Construct || Construct->getNumArgs() < 1)
-        return false;
-      return IsDefault(Construct->getArg(0));
-    }
-    return std::nullopt;
-  }
-  const auto *E = dyn_cast<Expr>(S);
-  const auto *Call = E ? dyn_cast<CallExpr>(E->IgnoreImplicit()) : nullptr;
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
-  if (FD && FD->getIdentifier() && FD->getName() == "setCurrentCUDAStream" &&
-      Call->getNumArgs() >= 1)
-    return IsDefault(Call->getArg(0));
-  return std::nullopt;
-}
-
 bool LegacyStreamCheck::defaultStreamCurrent(const FunctionDecl *Owner,
                                              const Stmt *Begin) {
   if (!Owner || !Owner->getBody())
     return false;
   const ASTContext &Ctx = Owner->getASTContext();
   ParentMap PM(Owner->getBody());
-  const Stmt *Child = Begin;
-  for (const Stmt *P = PM.getParent(Begin); P;
-       Child = P, P = PM.getParent(P)) {
-    const auto *Block = dyn_cast<CompoundStmt>(P);
-    if (!Block)
-      continue;
-    auto Body = Block->body();
-    auto It = llvm::find(Body, Child);
-    while (It != Body.begin()) {
-      --It;
-      if (std::optional<bool> Default = makesCurrent(*It, Ctx))
-        return *Default;
-    }
-  }
+  if (const Expr *Stream = nullptr; currentStreamBefore(Begin, PM, Stream))
+    return Stream && streamValue(Stream, Ctx) == StreamValue::Default;
   // A program starts with the default stream current.
   return Owner->isMain();
 }

@@ -226,41 +226,9 @@ public:
   /// The stream a libtorch guard or setter earlier in an enclosing block
   /// makes current at \p S, or the frame's current stream.
   Handle currentAt(const Stmt *S, const Frame &F, unsigned Depth) {
-    const ParentMap &PM = F.parents();
-    const Stmt *Child = S;
-    for (const Stmt *P = PM.getParent(S); P; Child = P, P = PM.getParent(P)) {
-      const auto *Block = dyn_cast<CompoundStmt>(P);
-      if (!Block)
-        continue;
-      auto Body = Block->body();
-      auto It = llvm::find(Body, Child);
-      while (It != Body.begin()) {
-        --It;
-        if (const auto *DS = dyn_cast<DeclStmt>(*It)) {
-          for (const Decl *D : DS->decls()) {
-            const auto *VD = dyn_cast<VarDecl>(D);
-            const CXXRecordDecl *RD =
-                VD ? VD->getType()->getAsCXXRecordDecl() : nullptr;
-            if (!RD || !RD->getIdentifier() ||
-                !RD->getName().ends_with("CUDAStreamGuard") || !VD->getInit())
-              continue;
-            const auto *Construct =
-                dyn_cast<CXXConstructExpr>(VD->getInit()->IgnoreImplicit());
-            if (!Construct || Construct->getNumArgs() < 1)
-              return {};
-            return resolve(Construct->getArg(0), F, Depth + 1);
-          }
-          continue;
-        }
-        const auto *E = dyn_cast<Expr>(*It);
-        const auto *Call =
-            E ? dyn_cast<CallExpr>(E->IgnoreImplicit()) : nullptr;
-        const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
-        if (FD && FD->getIdentifier() &&
-            FD->getName() == "setCurrentCUDAStream" && Call->getNumArgs() >= 1)
-          return resolve(Call->getArg(0), F, Depth + 1);
-      }
-    }
+    const Expr *Stream = nullptr;
+    if (currentStreamBefore(S, F.parents(), Stream))
+      return Stream ? resolve(Stream, F, Depth + 1) : Handle();
     return F.Current;
   }
 
