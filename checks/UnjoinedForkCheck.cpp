@@ -719,16 +719,10 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
       const Expr *EventArg =
           MC ? MC->getImplicitObjectArgument()
              : (Call->getNumArgs() ? Call->getArg(0) : nullptr);
-      const Expr *StreamArg =
-          MC ? (MC->getNumArgs() ? MC->getArg(0) : nullptr)
-             : (Call->getNumArgs() >= 2 ? Call->getArg(1) : nullptr);
-      if (!(Walk.resolve(EventArg, Top) == W.Event))
-        continue;
-      // Measured: an event recorded on another stream. One recorded on the
-      // waiting stream itself is left alone until measured.
-      Handle RecordedOn = StreamArg ? Walk.resolve(StreamArg, Top)
-                                    : Walk.currentAt(Call, Top, 0);
-      Before = RecordedOn.valid() && RecordedOn == W.Stream ? nullptr : Call;
+      // Measured: a wait on a record made before the begin fails with 905
+      // whichever stream recorded it, the waiting stream itself included.
+      if (Walk.resolve(EventArg, Top) == W.Event)
+        Before = Call;
     }
     if (!Before)
       continue;

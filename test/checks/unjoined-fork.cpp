@@ -276,12 +276,11 @@ void isolation(cudaStream_t s, cudaStream_t other, cudaEvent_t before,
   cudaStreamEndCapture(s, &g);
 }
 
-// Waiting before the capture, recording inside it, an external wait node, or
-// an event the waiting stream itself recorded before the begin: not reported.
+// Waiting before the capture, recording inside it, or an external wait node:
+// not reported.
 void isolationNegatives(cudaStream_t s, cudaStream_t other, cudaEvent_t e,
-                        cudaEvent_t ext, cudaEvent_t own) {
+                        cudaEvent_t ext) {
   cudaGraph_t g;
-  cudaEventRecord(own, s);
   cudaEventRecord(e, other);
   cudaEventRecord(ext, other);
   cudaStreamWaitEvent(s, e, 0);
@@ -289,7 +288,19 @@ void isolationNegatives(cudaStream_t s, cudaStream_t other, cudaEvent_t e,
   cudaEventRecord(e, s);
   cudaStreamWaitEvent(s, e, 0);
   cudaStreamWaitEvent(s, ext, cudaEventWaitExternal);
-  cudaStreamWaitEvent(s, own, 0); // recorded on s itself: not measured yet
+  cudaStreamEndCapture(s, &g);
+}
+
+// The waiting stream recorded the event itself, before the begin: still 905
+// (measured, raw.uncaptured-dependency.pos-same-stream).
+void isolationSameStream(cudaStream_t s, cudaEvent_t own, float *x, int n) {
+  cudaGraph_t g;
+  cudaEventRecord(own, s);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaStreamWaitEvent(s, own, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' waits on an event recorded before capture began during CUDA graph capture: the wait fails with cudaErrorStreamCaptureIsolation (905); record the event inside the capture, or wait before capture begins (hazard: uncaptured-dependency) [cudagraph-unjoined-fork]
+  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: the event is recorded here, before the capture begins
+  scale<<<1, 32, 0, s>>>(x, n);
   cudaStreamEndCapture(s, &g);
 }
 
