@@ -64,6 +64,7 @@ constexpr HazardKind PinnedFlag = HazardKind::PinnedFlag;
 constexpr HazardKind LegacyStream = HazardKind::LegacyStream;
 constexpr HazardKind DefaultStreamBegin = HazardKind::DefaultStreamBegin;
 constexpr HazardKind ThrustPolicy = HazardKind::ThrustPolicy;
+constexpr HazardKind MaskSelect = HazardKind::MaskSelect;
 constexpr HazardKind UnregisteredGenerator =
     HazardKind::UnregisteredGenerator;
 constexpr HazardKind Branch = HazardKind::Branch;

@@ -39,6 +39,7 @@ enum class HazardKind {
   LegacyStream,
   DefaultStreamBegin,
   ThrustPolicy,
+  MaskSelect,
   UnregisteredGenerator,
   Branch,
   LeftOpen,

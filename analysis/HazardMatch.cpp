@@ -194,6 +194,13 @@ bool isBlockingHostCopy(const CallExpr *Call) {
     }
     if (Param == "copy" || isa<CXXDefaultArgExpr>(Arg))
       continue;
+    // dev.to(other): to other's device and type; a host `other` downloads.
+    if (isTensorType(FD->getParamDecl(I)->getType())) {
+      const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+      ToCpu = ToCpu || (isHostTensor(Arg) && Member &&
+                        !isHostTensor(Member->getImplicitObjectArgument()));
+      continue;
+    }
     ToCpu = ToCpu || mentionsCpuDevice(Arg);
   }
   return ToCpu;
@@ -265,6 +272,111 @@ static bool isPinnedHostTensor(const Expr *E, unsigned Depth = 0) {
   return llvm::any_of(Call->arguments(), [](const Expr *Arg) {
     return passesPinnedTrue(Arg);
   });
+}
+
+/// Whether \p S mentions the boolean dtype (`kBool`, `at::ScalarType::Bool`).
+static bool mentionsBoolDtype(const Stmt *S, unsigned Depth = 0) {
+  if (!S || Depth > 4)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+    if (const auto *EC = dyn_cast<EnumConstantDecl>(DRE->getDecl()))
+      return EC->getName() == "Bool" || EC->getName() == "kBool";
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      return VD->getName() == "kBool" ||
+             (VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) &&
+              VD->getInit() && mentionsBoolDtype(VD->getInit(), Depth + 1));
+    return false;
+  }
+  for (const Stmt *Child : S->children())
+    if (mentionsBoolDtype(Child, Depth))
+      return true;
+  return false;
+}
+
+/// Whether \p E is known to be a boolean tensor: a comparison, a logical
+/// operation or a predicate (isnan, ...), a conversion or factory naming
+/// kBool, a view of such a tensor, or a local initialized so.
+static bool isBoolTensor(const Expr *E, unsigned Depth = 0) {
+  E = unwrap(E);
+  if (!E || Depth > 6 || !isTensorType(E->getType()))
+    return false;
+  if (isa<DeclRefExpr>(E)) {
+    const Expr *Init = localValueInit(E);
+    return Init && isBoolTensor(Init, Depth + 1);
+  }
+  const auto *Call = dyn_cast<CallExpr>(E);
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD)
+    return false;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
+    switch (Op->getOperator()) {
+    case OO_Less: case OO_Greater: case OO_LessEqual: case OO_GreaterEqual:
+    case OO_EqualEqual: case OO_ExclaimEqual:
+      return true;
+    case OO_Amp: case OO_Pipe: case OO_Caret:
+      return Op->getNumArgs() == 2 && isBoolTensor(Op->getArg(0), Depth + 1) &&
+             isBoolTensor(Op->getArg(1), Depth + 1);
+    case OO_Tilde: case OO_Exclaim:
+      return Op->getNumArgs() == 1 && isBoolTensor(Op->getArg(0), Depth + 1);
+    default:
+      return false;
+    }
+  }
+  if (!FD->getIdentifier())
+    return false;
+  static const char *const Predicates[] = {
+      "gt", "lt", "ge", "le", "eq", "ne", "greater", "less", "greater_equal",
+      "less_equal", "not_equal", "logical_and", "logical_or", "logical_not",
+      "logical_xor", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+      "signbit", "isclose", "isin", "any", "all"};
+  static const char *const Views[] = {
+      "view", "reshape", "flatten", "squeeze", "unsqueeze", "expand",
+      "expand_as", "contiguous", "clone", "slice", "select", "narrow", "t",
+      "transpose", "permute", "detach", "view_as", "reshape_as"};
+  StringRef Name = FD->getName();
+  auto Named = [&](auto &List) {
+    return llvm::any_of(List, [&](const char *N) { return Name == N; });
+  };
+  if (Named(Predicates))
+    return true;
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+  if (Member && Named(Views))
+    return isBoolTensor(Member->getImplicitObjectArgument(), Depth + 1);
+  // x.to(kBool), at::zeros({n}, at::kBool), torch::ones(..., opts.dtype(kBool))
+  bool Factory = llvm::any_of(TensorFactories,
+                              [&](const char *F) { return Name == F; }) ||
+                 Name.ends_with("_like");
+  if (Name == "to" || Factory)
+    return llvm::any_of(Call->arguments(), [](const Expr *Arg) {
+      return !isa<CXXDefaultArgExpr>(Arg) && mentionsBoolDtype(Arg);
+    });
+  return false;
+}
+
+/// Whether \p S holds a boolean tensor (an index list's element).
+static bool holdsBoolTensor(const Stmt *S, unsigned Depth = 0) {
+  if (!S || Depth > 8 || isa<LambdaExpr>(S))
+    return false;
+  if (const auto *E = dyn_cast<Expr>(S); E && isBoolTensor(E))
+    return true;
+  for (const Stmt *Child : S->children())
+    if (holdsBoolTensor(Child, Depth + 1))
+      return true;
+  return false;
+}
+
+/// `x.index({mask})`, `at::index(x, {mask})`, `at::where(cond)`: a selection
+/// whose result size is the mask's true count, known only on the device.
+static bool selectsByMask(const FunctionDecl *FD, const CallExpr *Call) {
+  if (!Call || !FD->getIdentifier())
+    return false;
+  if (FD->getName() == "where")
+    return FD->getNumParams() == 1;
+  unsigned First = isa<CXXMemberCallExpr>(Call) ? 0 : 1;
+  for (unsigned I = First; I < Call->getNumArgs(); ++I)
+    if (holdsBoolTensor(Call->getArg(I)))
+      return true;
+  return false;
 }
 
 static bool isBlockingUpload(const CallExpr *Call) {
@@ -485,6 +597,9 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
     return Call && H.Names.matches(Code.nameOf(FD)) && isBlockingUpload(Call);
   case HazardKind::TensorPrint:
     return Call && isTensorPrint(FD, Call);
+  case HazardKind::MaskSelect:
+    return H.Names.matches(Code.nameOf(FD)) && selectsByMask(FD, Call) &&
+           !readsHostTensor(Call);
   case HazardKind::PinnedFlag:
     return Call && passesTrueToParam(Call, H.Names, FD->getASTContext());
   case HazardKind::LegacyStream:

@@ -75,6 +75,14 @@ struct Op {
 
 enum class ApiRole { None, Record, Wait, OtherEvent };
 
+/// The stream argument of a record (`cudaEventRecord(e, s)`,
+/// `ev.record(s)`); null when the current stream is meant.
+const Expr *streamArgOf(const CallExpr *Record) {
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Record))
+    return MC->getNumArgs() ? MC->getArg(0) : nullptr;
+  return Record->getNumArgs() >= 2 ? Record->getArg(1) : nullptr;
+}
+
 bool typeNames(QualType T, std::initializer_list<StringRef> Parts) {
   T = T.getNonReferenceType();
   std::string Canonical = T.getCanonicalType().getAsString();
@@ -699,15 +707,43 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
 
   if (!Isolation)
     return;
-  // Waits of streams in the capture on events recorded only before it
-  // began, in the function holding the begin.
+  // Waits of streams in the capture on events recorded only outside it: on
+  // streams the capture never reaches, or before it began in the function
+  // holding the begin.
   for (const Op &W : Walk.Ops) {
     if (W.K != Op::Wait || W.External || !InCapture.count(W.Stream))
       continue;
-    if (llvm::any_of(Walk.Ops, [&](const Op &R) {
-          return R.K == Op::Record && R.Event == W.Event;
-        }))
+    const Op *Outside = nullptr;
+    bool Inside = false;
+    for (const Op &R : Walk.Ops) {
+      if (R.K != Op::Record || !(R.Event == W.Event))
+        continue;
+      if (InCapture.count(R.Stream) || R.Stream.Id == &LegacyTag ||
+          R.Stream.Id == &PerThreadTag)
+        Inside = true;
+      else if (!Outside)
+        Outside = &R;
+    }
+    if (Inside)
       continue;
+    if (Outside) {
+      std::string Lead;
+      SourceRange Range;
+      SourceLocation Loc = AnchorOf(W, Lead, Range);
+      if (Loc.isInvalid() || !reportHazard(Analysis, *Isolation, Loc, Range,
+                                           Lead, Flow.Function))
+        continue;
+      const Expr *StreamArg = streamArgOf(Outside->Call);
+      diag(Analysis.visibleLoc(Outside->Call->getBeginLoc()),
+           "the event is recorded here, on %0, a stream outside the capture "
+           "(it never waits on the capturing stream's work)",
+           DiagnosticIDs::Note)
+          << (StreamArg ? "'" + Spelled(StreamArg) + "'"
+                        : std::string("the current stream"));
+      FrameNotes(W, Loc);
+      addChainNotes(Analysis, nullptr, &Root);
+      continue;
+    }
     const CallExpr *Before = nullptr;
     for (const CallSite &Site : Analysis.flows().callsIn(Flow.Function)) {
       const auto *Call = dyn_cast_or_null<CallExpr>(Site.S);

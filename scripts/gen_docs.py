@@ -32,6 +32,9 @@ def names_cell(h):
         return "`%s` to the CPU without `non_blocking=true`" % "`, `".join(h["names"])
     if h["kind"] == "HostUpload":
         return "`%s` from a host tensor to the device without `non_blocking=true`" % "`, `".join(h["names"])
+    if h["kind"] == "MaskSelect":
+        return ("`%s` selecting by a mask: a boolean tensor among the indices "
+                "(`index({mask})`), or the one-argument `where(cond)`" % "`, `".join(h["names"]))
     if h["kind"] == "TensorPrint":
         return "`operator<<` streaming a tensor"
     if h["kind"] == "PinnedFlag":

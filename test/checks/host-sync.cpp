@@ -102,6 +102,20 @@ void torchObject(at::Tensor t, at::cuda::CUDAEvent &ev) {
   auto blob = torch::from_blob(hostValues, {16}).to(torch::kCUDA, true);
   // CHECK-MESSAGES: :[[@LINE-1]]:50: warning: 'Tensor::to' copies a host tensor to the device
   auto cpuLiteral = torch::tensor({1.f, 2.f});
+  // Selections whose size is the true count of a boolean mask.
+  auto byMask = t.index({t > 0});
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: 'Tensor::index' waits for the device to learn the size of its result (the mask's true count) during CUDA graph capture
+  auto keep = t.gt(0).logical_and(t.lt(5));
+  auto kept = t.index({keep});
+  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'Tensor::index' waits for the device
+  auto flags = torch::zeros({4, 4}, torch::TensorOptions().dtype(torch::kBool));
+  auto flagged = t.index({torch::indexing::Slice(), flags.view({16})});
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'Tensor::index' waits for the device
+  auto positions = at::where(t.ne(0));
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'where' waits for the device
+  // A copy to the device and type of a host tensor is a download.
+  auto likeHost = t.to(cpuLiteral);
+  // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'Tensor::to' copies a tensor to the host and waits for it
   // Capture-safe: non-blocking copies from pinned memory, nonzero_static,
   // device work.
   auto pinnedStaging = torch::empty(
@@ -120,6 +134,15 @@ void torchObject(at::Tensor t, at::cuda::CUDAEvent &ev) {
   auto fixed2 = t.nonzero_static(16);
   auto y = t.relu().add(1);
   auto onDevice = t.to(torch::kCUDA);
+  // Integer indices, slices and three-argument where keep a fixed shape;
+  // to(device tensor) stays on the device.
+  auto rows = torch::arange(4, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
+  auto gathered = t.index({rows});
+  auto head = t.index({torch::indexing::Slice(0, 8)});
+  auto clipped = at::where(t > 0, t, t * 0.5);
+  auto likeDevice = t.to(onGpu);
+  auto cpuMask = cpuLiteral > 0;
+  auto hostPicked = cpuLiteral.index({cpuMask});
   graph.capture_end();
   (void)f; (void)s; (void)nz; (void)eq; (void)close;
 }

@@ -270,7 +270,7 @@ void isolation(cudaStream_t s, cudaStream_t other, cudaEvent_t before,
   cudaEventRecord(before, other);
   cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
   cudaStreamWaitEvent(s, before, 0);
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' waits on an event recorded before capture began during CUDA graph capture: the wait fails with cudaErrorStreamCaptureIsolation (905); record the event inside the capture, or wait before capture begins (hazard: uncaptured-dependency) [cudagraph-unjoined-fork]
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' waits on an event recorded outside the capture during CUDA graph capture: the wait fails with cudaErrorStreamCaptureIsolation (905); record the event on a capturing stream inside the capture, or wait before capture begins (hazard: uncaptured-dependency) [cudagraph-unjoined-fork]
   // CHECK-MESSAGES: :[[@LINE-4]]:3: note: the event is recorded here, before the capture begins
   scale<<<1, 32, 0, s>>>(x, n);
   cudaStreamEndCapture(s, &g);
@@ -291,6 +291,34 @@ void isolationNegatives(cudaStream_t s, cudaStream_t other, cudaEvent_t e,
   cudaStreamEndCapture(s, &g);
 }
 
+// An event recorded during the capture on a stream the capture never
+// reaches: the recording runs eagerly, and the wait is still 905.
+void isolationOutsideStream(cudaStream_t s, cudaStream_t other, cudaEvent_t e,
+                            float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  scale<<<1, 32, 0, other>>>(x, n);
+  cudaEventRecord(e, other);
+  cudaStreamWaitEvent(s, e, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' waits on an event recorded outside the capture during CUDA graph capture
+  // CHECK-MESSAGES: :[[@LINE-3]]:3: note: the event is recorded here, on 'other', a stream outside the capture (it never waits on the capturing stream's work)
+  scale<<<1, 32, 0, s>>>(x, n);
+  cudaStreamEndCapture(s, &g);
+}
+
+// The same stream forked into the capture first: its record is captured.
+void isolationForkedFirst(cudaStream_t s, cudaStream_t other, cudaEvent_t fork,
+                          cudaEvent_t e, float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(fork, s);
+  cudaStreamWaitEvent(other, fork, 0);
+  scale<<<1, 32, 0, other>>>(x, n);
+  cudaEventRecord(e, other);
+  cudaStreamWaitEvent(s, e, 0);
+  cudaStreamEndCapture(s, &g);
+}
+
 // The waiting stream recorded the event itself, before the begin: still 905
 // (measured, raw.uncaptured-dependency.pos-same-stream).
 void isolationSameStream(cudaStream_t s, cudaEvent_t own, float *x, int n) {
@@ -298,7 +326,7 @@ void isolationSameStream(cudaStream_t s, cudaEvent_t own, float *x, int n) {
   cudaEventRecord(own, s);
   cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
   cudaStreamWaitEvent(s, own, 0);
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' waits on an event recorded before capture began during CUDA graph capture: the wait fails with cudaErrorStreamCaptureIsolation (905); record the event inside the capture, or wait before capture begins (hazard: uncaptured-dependency) [cudagraph-unjoined-fork]
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' waits on an event recorded outside the capture during CUDA graph capture: the wait fails with cudaErrorStreamCaptureIsolation (905); record the event on a capturing stream inside the capture, or wait before capture begins (hazard: uncaptured-dependency) [cudagraph-unjoined-fork]
   // CHECK-MESSAGES: :[[@LINE-4]]:3: note: the event is recorded here, before the capture begins
   scale<<<1, 32, 0, s>>>(x, n);
   cudaStreamEndCapture(s, &g);
@@ -351,7 +379,7 @@ at::Tensor torchIsolation(const at::Tensor &x) {
   before.record(c10::cuda::getStreamFromPool());
   graph.capture_begin();
   before.block(c10::cuda::getCurrentCUDAStream());
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'CUDAEvent::block' waits on an event recorded before capture began during CUDA graph capture
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'CUDAEvent::block' waits on an event recorded outside the capture during CUDA graph capture
   at::Tensor y = x * 2;
   graph.capture_end();
   return y;

@@ -119,6 +119,15 @@ class TORCH_API Tensor : public TensorBase {
   Tensor& fill_(const Scalar& value) const;
   Tensor& fill_(const Tensor& value) const;
 
+  // Comparisons and predicates (boolean results).
+  Tensor gt(const Scalar& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor logical_not() const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor isnan() const;
+
   // Views and shape.
   Tensor view(IntArrayRef size) const;
   Tensor reshape(IntArrayRef shape) const;
