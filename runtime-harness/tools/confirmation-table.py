@@ -37,6 +37,17 @@ def short(text, limit=64):
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def died_after_root_cause(events):
+    """The verdict of a region whose program died before the probe could
+    write one, when the harness had already recorded the capture's root
+    cause (every event before a crash is on disk)."""
+    for event in events:
+        if event.get("event") == "capture_error" and event.get("root_cause"):
+            return {"verdict": "capture_error", "result": event.get("result", ""),
+                    "root_cause_api": event.get("api", ""), "died": True}
+    return None
+
+
 def gpu_detail(region, verdict, events, matcher):
     if verdict is None:
         return "not run", None
@@ -63,6 +74,8 @@ def gpu_detail(region, verdict, events, matcher):
         text = "eager run failed: %s" % short(verdict.get("message", ""), 48)
     else:
         text = "captured, replays equal eager"
+    if verdict.get("died"):
+        text += ", then the program died"
     return text.strip(), site_line
 
 
@@ -106,6 +119,8 @@ def main():
             runtime = reports_mod.load([path])
             verdict = runtime.verdicts.get(region["name"])
             events = runtime.events
+            if verdict is None:
+                verdict = died_after_root_cause(events)
         gpu_text, _ = gpu_detail(region, verdict, events, matcher)
         gpu_positive = bool(verdict) and verdict.get("verdict") in POSITIVE
         hazard = catalog.hazard(region["hazard"]) or {}

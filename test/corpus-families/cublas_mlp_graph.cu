@@ -113,6 +113,18 @@ static void recreate_handle(cublasHandle_t& h, cudaStream_t s) {
   CUBLAS_CHECK(cublasSetStream(h, s));
 }
 
+// Owns a cuBLAS workspace for as long as the handle that uses it lives.
+struct ScopedWorkspace {
+  explicit ScopedWorkspace(size_t n) : bytes(n) {
+    CUDA_CHECK(cudaMalloc(&ptr, bytes)); // expect: cudagraph-device-alloc
+  }
+  ~ScopedWorkspace() { cudaFree(ptr); }
+  ScopedWorkspace(const ScopedWorkspace&) = delete;
+  ScopedWorkspace& operator=(const ScopedWorkspace&) = delete;
+  void* ptr = nullptr;
+  size_t bytes;
+};
+
 static float* device_buffer(size_t count) {
   float* p = nullptr;
   CUDA_CHECK(cudaMalloc(&p, count * sizeof(float)));
@@ -199,6 +211,8 @@ int main(int argc, char** argv) {
   cudaGraph_t tf32 = nullptr;
   CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   recreate_handle(shared, s);
+  ScopedWorkspace tf32_ws(8u << 20);
+  CUBLAS_CHECK(cublasSetWorkspace(shared, tf32_ws.ptr, tf32_ws.bytes));
   CUBLAS_CHECK(cublasSetMathMode(shared, CUBLAS_TF32_TENSOR_OP_MATH));
   const float one = 1.0f, zero = 0.0f;
   CUBLAS_CHECK(cublasSgemm(shared, CUBLAS_OP_N, CUBLAS_OP_N, in, batch, in, &one, head.proj, in, mlp.y, in, &zero, head.out, in));

@@ -156,8 +156,8 @@ class MoeGraph {
 
   void capture() {
     c10::cuda::CUDAStreamGuard guard(stream_);
-    // Eager pass: sizes the scratch buffer and loads the kernels.
-    auto warm = layer_.forward_dense(static_x_, stream_.stream());
+    // Eager pass over the sparse path and the accounting (loads kernels, cuBLAS).
+    auto warm = layer_.forward_sparse(static_x_);
     layer_.account_load(layer_.last_ids(static_x_));
     graph_.capture_begin();
     static_dense_ = layer_.forward_dense(static_x_, stream_.stream());

@@ -96,7 +96,9 @@ class SpeculativeVerifier {
   torch::Tensor residual_resample(const torch::Tensor& target, const torch::Tensor& draft) {
     auto resid = (target - draft).clamp_min(0.0) + 1e-9;
     resid = resid / resid.sum(-1, /*keepdim=*/true);
-    return at::multinomial(resid, 1, /*replacement=*/false, sample_gen_).squeeze(-1); // expect: cudagraph-rng-generator
+    // Exponential-race sampling: argmax(p / E) with E ~ Exp(1); no host sync, unlike multinomial.
+    auto u = at::rand(resid.sizes(), sample_gen_, resid.options()); // expect: cudagraph-rng-generator
+    return (resid / (-u.clamp_min(1e-12).log())).argmax(-1);
   }
 
   // Gumbel-max sampling for the bonus token.
