@@ -47,6 +47,13 @@ KNOWN_CHECKS = (
     "cudagraph-status-query",
     "cudagraph-pinned-alloc",
     "cudagraph-data-dependent-branch",
+    "cudagraph-capture-left-open",
+    "cudagraph-device-alloc",
+    "cudagraph-legacy-stream",
+    "cudagraph-capture-unsafe-call",
+    "cudagraph-unjoined-fork",
+    "cudagraph-rng-generator",
+    "cudagraph-frozen-host-state",
 )
 CHECK_PREFIX = "cudagraph-"
 

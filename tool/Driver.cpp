@@ -259,6 +259,13 @@ std::vector<std::string> adjustArguments(const std::vector<std::string> &Args) {
   // Clang 19 knows CUDA up to 12.5 and warns about every newer toolkit.
   Result.insert(Result.begin(),
                 "--extra-arg-before=-Wno-unknown-cuda-version");
+  // Clang looks for its own headers next to the running binary; this one
+  // is not installed there. Without them CUDA files miss the wrappers
+  // (cuda_wrappers/new, cmath, ...) and Thrust or CUB sorts fail to parse.
+  // A -resource-dir in the compile command comes later and wins.
+  if (llvm::sys::fs::is_directory(CUDAGRAPH_CLANG_RESOURCE_DIR "/include"))
+    Result.insert(Result.begin(), std::string("--extra-arg-before=-resource-dir=") +
+                                      CUDAGRAPH_CLANG_RESOURCE_DIR);
   if (C.BuildPath)
     Result.push_back("-p=" + *C.BuildPath);
   Result.insert(Result.end(), C.Sources.begin(), C.Sources.end());

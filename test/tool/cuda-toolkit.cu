@@ -1,6 +1,8 @@
 // CUDA sources parse against the real CUDA 13 toolkit with ordinary flags:
 // the tool supplies clang 19's missing texture_fetch_functions.h, the cccl
-// include directory and -Wno-unknown-cuda-version itself.
+// include directory, -Wno-unknown-cuda-version and clang's own resource
+// directory (its CUDA wrapper headers: without them Thrust's sort, through
+// CUB's placement new, does not parse) itself.
 // REQUIRES: cuda13
 // RUN: %cudagraph_tidy %s -- -std=c++17 --cuda-path=%cuda_root > %t.out 2>&1
 // RUN: FileCheck %s --input-file %t.out --implicit-check-not="{{[0-9]+:[0-9]+: (warning|error)}}:"
@@ -11,6 +13,7 @@
 #include <cuda_runtime.h>
 #include <thrust/device_vector.h>
 #include <thrust/reduce.h>
+#include <thrust/sort.h>
 
 __global__ void scale(float *p, float s, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -46,4 +49,9 @@ float captureSum(cudaStream_t stream, thrust::device_vector<float> &v) {
   float s = sum(v);
   cudaStreamEndCapture(stream, &graph);
   return s + thrust::reduce(v.begin(), v.end());
+}
+
+// Instantiating Thrust's sort pulls in CUB's radix sort agents.
+void sortBeforeCapture(float *dev, int n) {
+  thrust::sort(thrust::device, dev, dev + n);
 }
