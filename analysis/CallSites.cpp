@@ -56,8 +56,33 @@ const FunctionDecl *destructorOf(QualType T) {
   return RD->getDestructor();
 }
 
+/// Whether \p S keeps the callables it is given for later instead of
+/// running them: a std::function (or packaged_task, ...) made or assigned,
+/// or a standard container's insertion. What it stores runs where it is
+/// called, not here.
+static bool storesCallables(const Stmt *S) {
+  const auto *M = dyn_cast_or_null<CXXMethodDecl>(directCallee(S));
+  const CXXRecordDecl *RD = M ? M->getParent() : nullptr;
+  if (!RD || !RD->isInStdNamespace() || !RD->getIdentifier())
+    return false;
+  StringRef Class = RD->getName();
+  if ((Class == "function" || Class == "move_only_function" ||
+       Class == "copyable_function" || Class == "packaged_task") &&
+      (isa<CXXConstructorDecl>(M) || M->isCopyAssignmentOperator() ||
+       M->isMoveAssignmentOperator() ||
+       M->getOverloadedOperator() == OO_Equal))
+    return true;
+  static const char *const Insertions[] = {
+      "push_back", "emplace_back", "push_front", "emplace_front", "push",
+      "emplace",   "insert",       "try_emplace", "insert_or_assign",
+      "assign"};
+  return M->getIdentifier() &&
+         llvm::any_of(Insertions,
+                      [&](const char *N) { return M->getName() == N; });
+}
+
 void appendCallSites(const Stmt *S, SourceLocation Loc,
-                     std::vector<CallSite> &Out) {
+                     std::vector<CallSite> &Out, bool Stored) {
   llvm::ArrayRef<const Expr *> Args;
   if (const auto *CE = dyn_cast<CallExpr>(S)) {
     Out.push_back({CallSite::Kind::Call, S, Loc, CE->getDirectCallee()});
@@ -68,6 +93,8 @@ void appendCallSites(const Stmt *S, SourceLocation Loc,
   } else {
     return;
   }
+  if (!Stored && storesCallables(S))
+    return;
   for (unsigned I = 0; I < Args.size(); ++I) {
     // Only lambdas and functions named in the argument itself: a callable
     // passed on from a parameter runs where that parameter's caller says.

@@ -42,9 +42,11 @@ const FunctionDecl *passedCallable(const Expr *Arg);
 const FunctionDecl *directCallee(const Stmt *S);
 
 /// The site of call or construction \p S followed by the callables it
-/// passes. Appends nothing for other statements.
+/// passes. Callables a std::function or a standard container keeps for
+/// later are left out unless \p Stored. Appends nothing for other
+/// statements.
 void appendCallSites(const Stmt *S, SourceLocation Loc,
-                     std::vector<CallSite> &Out);
+                     std::vector<CallSite> &Out, bool Stored = false);
 
 /// The non-trivial destructor that runs when a local of type \p T ends.
 const FunctionDecl *destructorOf(QualType T);

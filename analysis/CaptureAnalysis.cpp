@@ -357,6 +357,24 @@ static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls) 
   if (const auto *UO = dyn_cast<UnaryOperator>(S);
       UO && UO->isIncrementDecrementOp() && denotesAny(UO->getSubExpr(), Decls))
     return true;
+  // An out-parameter: `create(&handle)`, or `init(handle)` by non-const
+  // reference.
+  if (const auto *UO = dyn_cast<UnaryOperator>(S);
+      UO && UO->getOpcode() == UO_AddrOf &&
+      !UO->getSubExpr()->getType().isConstQualified() &&
+      denotesAny(UO->getSubExpr(), Decls))
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = Call->getDirectCallee();
+        FD && !isa<CXXOperatorCallExpr>(Call))
+      for (unsigned I = 0, N = std::min(FD->getNumParams(), Call->getNumArgs());
+           I < N; ++I) {
+        QualType T = FD->getParamDecl(I)->getType();
+        if (T->isLValueReferenceType() &&
+            !T.getNonReferenceType().isConstQualified() &&
+            denotesAny(Call->getArg(I), Decls))
+          return true;
+      }
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
       Op && Op->isAssignmentOp() && Op->getNumArgs() > 0 &&
       denotesAny(Op->getArg(0), Decls))

@@ -320,7 +320,7 @@ bool FlowEngine::endsThroughHolder(const VarDecl *VD) {
       std::vector<CallSite> Sites;
       forEachStmt(Init, [&](const Stmt *S) {
         if (isa<CallExpr>(S) || isa<CXXConstructExpr>(S))
-          appendCallSites(S, S->getBeginLoc(), Sites);
+          appendCallSites(S, S->getBeginLoc(), Sites, /*Stored=*/true);
       });
       for (const CallSite &Site : Sites)
         if (Site.K == CallSite::Kind::Callable)

@@ -105,6 +105,60 @@ static const Expr *localValueInit(const Expr *E) {
              : nullptr;
 }
 
+/// Calls \p Fn with every value stored into the field \p E names
+/// (`this->f` or `f` in a method): its in-class initializer, constructor
+/// initializers and `f = value` assignments in the class's methods. False
+/// when \p E names no field of a class, or nothing is stored.
+static bool forEachFieldValue(const Expr *E,
+                              llvm::function_ref<void(const Expr *)> Fn) {
+  const auto *ME = dyn_cast<MemberExpr>(E);
+  const auto *Field = ME ? dyn_cast<FieldDecl>(ME->getMemberDecl()) : nullptr;
+  const auto *RD = Field ? dyn_cast<CXXRecordDecl>(Field->getParent()) : nullptr;
+  if (!RD || !RD->hasDefinition() || Field->getType()->isReferenceType())
+    return false;
+  bool Any = false;
+  auto Store = [&](const Expr *Value) {
+    if (const auto *Default = dyn_cast_or_null<CXXDefaultInitExpr>(Value))
+      Value = Default->getExpr();
+    if (!Value)
+      return;
+    Any = true;
+    Fn(Value);
+  };
+  if (Field->hasInClassInitializer())
+    Store(Field->getInClassInitializer());
+  auto Walk = [&](const Stmt *S, auto &&Self) -> void {
+    if (!S)
+      return;
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+        Op && Op->getOperator() == OO_Equal && Op->getNumArgs() == 2)
+      if (const auto *LHS = dyn_cast<MemberExpr>(Op->getArg(0)->IgnoreImplicit());
+          LHS && LHS->getMemberDecl() == Field)
+        Store(Op->getArg(1));
+    for (const Stmt *Child : S->children())
+      Self(Child, Self);
+  };
+  for (const CXXMethodDecl *M : RD->methods()) {
+    const FunctionDecl *Def = nullptr;
+    if (!M->getBody(Def))
+      continue;
+    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(Def))
+      for (const CXXCtorInitializer *Init : Ctor->inits())
+        if (Init->getMember() == Field && Init->isWritten())
+          Store(Init->getInit());
+    Walk(Def->getBody(), Walk);
+  }
+  return Any;
+}
+
+/// Whether every value stored into the field \p E names satisfies \p Pred.
+static bool allFieldValues(const Expr *E,
+                           llvm::function_ref<bool(const Expr *)> Pred) {
+  bool All = true;
+  return forEachFieldValue(E, [&](const Expr *V) { All = All && Pred(V); }) &&
+         All;
+}
+
 /// Whether \p E is known to be a tensor in host memory: the result of cpu()
 /// or to(kCPU), a factory call whose arguments name the CPU or no device at
 /// all (the default device is the CPU), or a local variable initialized so.
@@ -116,6 +170,9 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0) {
     const Expr *Init = localValueInit(E);
     return Init && isHostTensor(Init, Depth + 1);
   }
+  if (isa<MemberExpr>(E))
+    return allFieldValues(
+        E, [&](const Expr *V) { return isHostTensor(V, Depth + 1); });
   const auto *Call = dyn_cast<CallExpr>(E);
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
   if (!FD || !FD->getIdentifier())
@@ -263,6 +320,9 @@ static bool isPinnedHostTensor(const Expr *E, unsigned Depth = 0) {
     const Expr *Init = localValueInit(E);
     return Init && isPinnedHostTensor(Init, Depth + 1);
   }
+  if (isa<MemberExpr>(E))
+    return allFieldValues(
+        E, [&](const Expr *V) { return isPinnedHostTensor(V, Depth + 1); });
   const auto *Call = dyn_cast<CallExpr>(E);
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
   if (!FD || !FD->getIdentifier())
@@ -379,6 +439,23 @@ static bool selectsByMask(const FunctionDecl *FD, const CallExpr *Call) {
   return false;
 }
 
+/// Whether \p S takes the options of a tensor not known to be on the host
+/// (`x.options()`, `x.options().dtype(kLong)`): in captured code, a device
+/// tensor's.
+static bool optionsOfDeviceTensor(const Stmt *S, unsigned Depth = 0) {
+  if (!S || Depth > 6 || isa<LambdaExpr>(S))
+    return false;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
+    if (const CXXMethodDecl *M = MC->getMethodDecl();
+        M && M->getIdentifier() && M->getName() == "options" &&
+        isTensorType(MC->getImplicitObjectArgument()->getType()))
+      return !isHostTensor(MC->getImplicitObjectArgument());
+  for (const Stmt *Child : S->children())
+    if (optionsOfDeviceTensor(Child, Depth + 1))
+      return true;
+  return false;
+}
+
 static bool isBlockingUpload(const CallExpr *Call) {
   // torch::tensor({...}, cuda_options): host values copied from pageable
   // memory to the device.
@@ -386,7 +463,8 @@ static bool isBlockingUpload(const CallExpr *Call) {
     const FunctionDecl *FD = Call->getDirectCallee();
     return FD && FD->getIdentifier() && FD->getName() == "tensor" &&
            llvm::any_of(Call->arguments(), [](const Expr *Arg) {
-             return !isa<CXXDefaultArgExpr>(Arg) && mentionsCudaDevice(Arg);
+             return !isa<CXXDefaultArgExpr>(Arg) &&
+                    (mentionsCudaDevice(Arg) || optionsOfDeviceTensor(Arg));
            });
   }
   const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);

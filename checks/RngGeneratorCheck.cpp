@@ -117,6 +117,21 @@ void RngGeneratorCheck::collectGenerators(CaptureAnalysis &Analysis) {
   for (unsigned Pass = 0; Pass < 2; ++Pass)
     for (const FunctionDecl *FD : Functions) {
       Walk(FD->getBody(), Walk);
+      // Fields made in a constructor's member initializers, or by their
+      // in-class initializer (which the constructor runs).
+      if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD))
+        for (const CXXCtorInitializer *Init : Ctor->inits()) {
+          const FieldDecl *Field = Init->getMember();
+          const Expr *Value = Init->getInit();
+          if (!Field || !Value || !isGeneratorType(Field->getType()))
+            continue;
+          if (const auto *Default = dyn_cast<CXXDefaultInitExpr>(Value))
+            Value = Default->getExpr();
+          const void *From = originOf(Value, Analysis);
+          if (isCreation(Value, Analysis) || (From && Created.count(From)))
+            Created.try_emplace(Field->getCanonicalDecl(),
+                                Init->getSourceLocation());
+        }
       if (!isGeneratorType(FD->getReturnType()))
         continue;
       forEachReturn(FD->getBody(), [&](const Expr *Value) {

@@ -6,6 +6,9 @@
 #include <thrust/reduce.h>
 #include <thrust/sort.h>
 
+#include <functional>
+#include <vector>
+
 // Positive: each forbidden call directly in a region.
 void direct(cudaStream_t s, cudaGraphExec_t old, cudaGraphExec_t other,
             CUmodule mod) {
@@ -78,6 +81,45 @@ void coldBlas(cudaStream_t s, Blas &blas, const float *a, const float *b,
   gemm(s, blas, a, b, c, n);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'gemm' is called here during capture
   cudaStreamEndCapture(s, &g);
+}
+
+// A lazy handle warmed up by a call before the begin: its first-use branch
+// (a field tested, then written through `&handle`) has run.
+struct WarmedBlas {
+  cublasHandle_t handle = nullptr;
+  void scale(cudaStream_t s, float *x, int n) {
+    if (handle == nullptr)
+      cublasCreate(&handle);
+    float one = 1.0f, zero = 0.0f;
+    cublasSetStream(handle, s);
+    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, x, n, x, n,
+                &zero, x, n);
+  }
+};
+
+void warmBlas(cudaStream_t s, WarmedBlas &blas, float *x, int n) {
+  cudaGraph_t g;
+  blas.scale(s, x, n);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  blas.scale(s, x, n);
+  cudaStreamEndCapture(s, &g);
+}
+
+// Work kept in a std::function or a vector of them during the capture and
+// run after it ends is not captured.
+void deferredWork(cudaStream_t s, float *d, int n) {
+  cudaGraph_t g;
+  std::function<void()> after;
+  std::vector<std::function<void()>> cleanups;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  after = [&] { cudaDeviceSetLimit(cudaLimitStackSize, 4096); };
+  cleanups.push_back([&] { cudaStreamAddCallback(s, nullptr, nullptr, 0); });
+  std::function<void()> later = [=] { cudaDeviceSetLimit(cudaLimitStackSize, 2048); };
+  cudaStreamEndCapture(s, &g);
+  after();
+  later();
+  for (auto &f : cleanups)
+    f();
 }
 
 // Thrust: the default allocator, the synchronous `par` policy and host

@@ -147,6 +147,29 @@ void torchObject(at::Tensor t, at::cuda::CUDAEvent &ev) {
   (void)f; (void)s; (void)nz; (void)eq; (void)close;
 }
 
+// Fields whose every stored value is a host (or pinned host) tensor.
+struct Staging {
+  at::Tensor counts_, pinned_, device_;
+  explicit Staging(const at::Tensor &dev)
+      : device_(torch::empty({16}, dev.options())) {
+    counts_ = torch::zeros({16}, torch::kLong);
+    pinned_ = counts_.pin_memory();
+  }
+  void step(at::cuda::CUDAGraph &graph, const at::Tensor &t) {
+    graph.capture_begin();
+    auto down = t.to(counts_);
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: 'Tensor::to' copies a tensor to the host and waits for it
+    auto up = counts_.to(torch::kCUDA, /*non_blocking=*/true);
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: 'Tensor::to' copies a host tensor to the device
+    auto weights = torch::tensor({1.0f, 0.5f}, t.options());
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'tensor' copies a host tensor to the device
+    auto upPinned = pinned_.to(torch::kCUDA, /*non_blocking=*/true);
+    auto same = t.to(device_);
+    auto hostWeights = torch::tensor({1.0f, 0.5f}, counts_.options());
+    graph.capture_end();
+  }
+};
+
 void torchReference(at::cuda::CUDAGraph &graph, at::Tensor t) {
   graph.capture_begin();
   t.item<int64_t>();
