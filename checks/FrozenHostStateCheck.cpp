@@ -106,6 +106,16 @@ static const FieldDecl *accessedField(const CXXMemberCallExpr *Call,
   return FD ? FD->getCanonicalDecl() : nullptr;
 }
 
+/// Whether \p E names an element (`p[i]`, `a[i]`, `v[i]`), not the
+/// variable itself.
+static bool isElement(const Expr *E) {
+  E = E ? E->IgnoreParenImpCasts() : nullptr;
+  if (isa_and_nonnull<ArraySubscriptExpr>(E))
+    return true;
+  const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(E);
+  return Op && Op->getOperator() == OO_Subscript;
+}
+
 /// The variable or field \p E denotes, through a trivial accessor too.
 static const Decl *storageOfValue(const Expr *E) {
   E = stripCopies(E);
@@ -359,7 +369,8 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
         return;
       std::vector<CapturedRead> &List = Reads[D];
       for (const CapturedRead &R : List)
-        if (R.Site->Ctx.Root == Site.Ctx.Root && R.Object == objectOf(Use))
+        if (R.Site->Ctx.Root == Site.Ctx.Root && R.Object == objectOf(Use) &&
+            isElement(R.Use) == isElement(Use))
           return; // the first read per capture is enough
       List.push_back({D, K, &Site, Use, objectOf(Use)});
     };
@@ -627,8 +638,11 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         Found.push_back({Change, Root, At});
     }
   };
+  // An element written (`h[i] = v`) changes what captured work read by
+  // value from that element, not a pointer or array the graph reads
+  // through its address at replay.
   auto ChangeHere = [&](Pending &P, const Stmt *S, const Decl *Storage,
-                        const VarDecl *Object) {
+                        const VarDecl *Object, bool Element = false) {
     auto It = Reads.find(Storage);
     if (It == Reads.end() || Analysis.contextOf(FD, S))
       return;
@@ -640,6 +654,8 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
       const RegionRoot *Root = R.Site->Ctx.Root;
       if (R.Object && Object && R.Object != Object)
         continue; // another object's member
+      if (Element && !isElement(R.Use))
+        continue;
       if (Local && Root->Owner == FD && !P.Captured.count(Root))
         continue;
       P.Changes.insert({S, Root, Storage});
@@ -658,7 +674,7 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         continue;
       }
       if (auto C = changeOf(S)) {
-        ChangeHere(P, S, C->Storage, C->Object);
+        ChangeHere(P, S, C->Storage, C->Object, isElement(C->Target));
         continue;
       }
       if (const auto *DS = dyn_cast<DeclStmt>(S)) {

@@ -505,3 +505,28 @@ void members(at::Tensor x) {
   // CHECK-MESSAGES: :[[@LINE+1]]:3: note: the graph is replayed here
   graph.replay();
 }
+
+// Writing the elements of a host buffer the graph copies from is how new
+// input reaches it (the copy reads the buffer at replay); an element the
+// graph read by value is frozen like any scalar.
+void hostElements(float *h_data, const float *h_scale, float *d_data,
+                  float *d_out, int n, cudaStream_t s) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  float local[4] = {1, 2, 3, 4};
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(d_data, h_data, n * sizeof(float), cudaMemcpyHostToDevice, s);
+  cudaMemcpyAsync(d_out, local, sizeof(local), cudaMemcpyHostToDevice, s);
+  scaleKernel<<<(n + 255) / 256, 256, 0, s>>>(d_data, d_out, n, local[1]);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  for (int i = 0; i < n; ++i)
+    h_data[i] = static_cast<float>(i);
+  cudaGraphLaunch(exec, s);
+  local[1] = 2.0f;
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'local' changes after the graph captured its value
+  // CHECK-MESSAGES: :[[@LINE-8]]:65: note: the graph keeps the value 'local' has here during capture
+  // CHECK-MESSAGES: :[[@LINE-12]]:3: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: note: the graph is replayed here
+  cudaGraphLaunch(exec, s);
+}

@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
   cublasHandle_t scratch_handle = nullptr;
   CUBLAS_CHECK(cublasCreate(&scratch_handle));
-  CUBLAS_CHECK(cublasDestroy(scratch_handle));
+  CUBLAS_CHECK(cublasDestroy(scratch_handle)); // expect: cudagraph-capture-unsafe-call
   mlp.forward(s);
   CUDA_CHECK(cudaEventRecord(fork_ev, s));
   CUDA_CHECK(cudaStreamWaitEvent(side, fork_ev, 0));

@@ -132,9 +132,9 @@ class Trainer {
   }
 
   torch::Tensor fused_dropout_mask(const torch::Tensor& h) {
-    auto state = reserve_philox_graphsafe(dropout_gen_, static_cast<uint64_t>(h.numel()));
+    auto state = reserve_philox_graphsafe(dropout_gen_, static_cast<uint64_t>(h.numel())); // expect: cudagraph-rng-generator
     (void)state;
-    auto legacy = reserve_philox(depth_gen_, static_cast<uint64_t>(h.numel()));
+    auto legacy = reserve_philox(depth_gen_, static_cast<uint64_t>(h.numel())); // expect: cudagraph-rng-generator
     (void)legacy;
     return torch::ones_like(h);
   }
