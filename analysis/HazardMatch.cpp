@@ -267,47 +267,48 @@ bool isBlockingHostCopy(const CallExpr *Call) {
 /// a host tensor to the device.
 /// Whether \p S names a CUDA device for sure: `kCUDA`, `"cuda:0"`, or a
 /// local (options, device) initialized with one.
-static bool mentionsCudaDevice(const Stmt *S, unsigned Depth = 0) {
+/// Whether \p Is holds for \p S or a statement in it, looking through
+/// locals (not parameters) to their initializers.
+static bool anyFollowingLocals(const Stmt *S,
+                               llvm::function_ref<bool(const Stmt *)> Is,
+                               unsigned Depth = 0) {
   if (!S || Depth > 4)
     return false;
+  if (Is(S))
+    return true;
   if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
-    StringRef Name = DRE->getDecl()->getName();
-    if (Name == "kCUDA" || Name == "CUDA")
-      return true;
-    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-      return VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) &&
-             VD->getInit() && mentionsCudaDevice(VD->getInit(), Depth + 1);
-    return false;
+    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+    return VD && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) &&
+           VD->getInit() && anyFollowingLocals(VD->getInit(), Is, Depth + 1);
   }
-  if (const auto *SL = dyn_cast<StringLiteral>(S))
-    return SL->getCharByteWidth() == 1 && SL->getString().starts_with("cuda");
   for (const Stmt *Child : S->children())
-    if (mentionsCudaDevice(Child, Depth))
+    if (anyFollowingLocals(Child, Is, Depth))
       return true;
   return false;
 }
 
+static bool mentionsCudaDevice(const Stmt *S) {
+  return anyFollowingLocals(S, [](const Stmt *E) {
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+      return DRE->getDecl()->getName() == "kCUDA" ||
+             DRE->getDecl()->getName() == "CUDA";
+    const auto *SL = dyn_cast<StringLiteral>(E);
+    return SL && SL->getCharByteWidth() == 1 &&
+           SL->getString().starts_with("cuda");
+  });
+}
+
 /// Whether \p S calls `pinned_memory(true)` (on options), directly or
 /// through a local initialized with it.
-static bool passesPinnedTrue(const Stmt *S, unsigned Depth = 0) {
-  if (!S || Depth > 4)
-    return false;
-  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
-    const CXXMethodDecl *M = MC->getMethodDecl();
+static bool passesPinnedTrue(const Stmt *S) {
+  return anyFollowingLocals(S, [](const Stmt *E) {
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+    const CXXMethodDecl *M = MC ? MC->getMethodDecl() : nullptr;
+    const Expr *Arg = MC && MC->getNumArgs() == 1 ? unwrap(MC->getArg(0)) : nullptr;
     bool Value = false;
-    const Expr *Arg = MC->getNumArgs() == 1 ? unwrap(MC->getArg(0)) : nullptr;
-    if (M && M->getIdentifier() && M->getName() == "pinned_memory" && Arg &&
-        Arg->EvaluateAsBooleanCondition(Value, M->getASTContext()) && Value)
-      return true;
-  }
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
-    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-        VD && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) && VD->getInit())
-      return passesPinnedTrue(VD->getInit(), Depth + 1);
-  for (const Stmt *Child : S->children())
-    if (passesPinnedTrue(Child, Depth))
-      return true;
-  return false;
+    return M && M->getIdentifier() && M->getName() == "pinned_memory" && Arg &&
+           Arg->EvaluateAsBooleanCondition(Value, M->getASTContext()) && Value;
+  });
 }
 
 /// Whether \p E is a host tensor in pinned memory: `pin_memory()`, or a
@@ -335,22 +336,14 @@ static bool isPinnedHostTensor(const Expr *E, unsigned Depth = 0) {
 }
 
 /// Whether \p S mentions the boolean dtype (`kBool`, `at::ScalarType::Bool`).
-static bool mentionsBoolDtype(const Stmt *S, unsigned Depth = 0) {
-  if (!S || Depth > 4)
-    return false;
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
-    if (const auto *EC = dyn_cast<EnumConstantDecl>(DRE->getDecl()))
-      return EC->getName() == "Bool" || EC->getName() == "kBool";
-    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-      return VD->getName() == "kBool" ||
-             (VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) &&
-              VD->getInit() && mentionsBoolDtype(VD->getInit(), Depth + 1));
-    return false;
-  }
-  for (const Stmt *Child : S->children())
-    if (mentionsBoolDtype(Child, Depth))
-      return true;
-  return false;
+static bool mentionsBoolDtype(const Stmt *S) {
+  return anyFollowingLocals(S, [](const Stmt *E) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(E);
+    const ValueDecl *D = DRE ? DRE->getDecl() : nullptr;
+    return D && (isa<EnumConstantDecl>(D) || isa<VarDecl>(D)) &&
+           (D->getName() == "kBool" ||
+            (isa<EnumConstantDecl>(D) && D->getName() == "Bool"));
+  });
 }
 
 /// Whether \p E is known to be a boolean tensor: a comparison, a logical

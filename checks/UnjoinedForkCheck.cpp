@@ -432,10 +432,10 @@ public:
     switch (Call ? roleOf(Callee) : ApiRole::None) {
     case ApiRole::Record:
       if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
-        addOp(Op::Record, MC->getNumArgs() ? MC->getArg(0) : nullptr,
-              MC->getImplicitObjectArgument(), Call, F);
+        addOp(Op::Record, streamArgOf(Call), MC->getImplicitObjectArgument(),
+              Call, F);
       else if (Call->getNumArgs() >= 2)
-        addOp(Op::Record, Call->getArg(1), Call->getArg(0), Call, F);
+        addOp(Op::Record, streamArgOf(Call), Call->getArg(0), Call, F);
       return;
     case ApiRole::Wait:
       if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call)) {
