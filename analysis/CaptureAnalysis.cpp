@@ -51,7 +51,8 @@ CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
     : Ctx(Ctx), Code(Ctx.getSourceManager(), Opts.LibraryHeaderRegex),
       Apis(Opts.BeginFunctions, Opts.EndFunctions, Opts.StatusFunctions),
       Flows(std::make_unique<FlowEngine>(Ctx, Code, Apis)), Values(Ctx),
-      CapturedPatterns(Opts.CapturedFunctions) {}
+      CapturedPatterns(Opts.CapturedFunctions),
+      OpRootsSpec(Opts.CustomOpRoots) {}
 
 CaptureAnalysis::~CaptureAnalysis() = default;
 
@@ -601,6 +602,47 @@ void CaptureAnalysis::run() {
         reach(FD, CallSite(), C);
       }
 
+  drain();
+
+  // Custom ops and Python bindings, after the regions written in C++ so a
+  // function both reach is reported under the region that certainly runs.
+  if (opRootsEnabled()) {
+    Ops = findOpRegistrations(Ctx, Code);
+    NamePatterns Narrow(OpRootsSpec);
+    for (const OpRegistration &Op : Ops) {
+      if (!Narrow.empty() && !Narrow.matches(Op.Name) &&
+          !Narrow.matches(Code.nameOf(Op.Function)))
+        continue;
+      // An op that begins or ends a capture itself manages capture: its
+      // regions are analyzed as written.
+      if (Flows->hasEvents(Op.Function))
+        continue;
+      RegionRoot &Root = ListedRoots.emplace_back();
+      Root.K = RegionRoot::Kind::OpEntry;
+      Root.Loc = Op.Loc;
+      Root.Owner = Root.Via = Op.Function;
+      Root.Op = &Op;
+      Root.Modes = AnyMode;
+      CaptureContext C;
+      C.Root = &Root;
+      reach(Op.Function, CallSite(), C);
+    }
+    drain();
+  }
+}
+
+bool CaptureAnalysis::opRootsEnabled() {
+  StringRef Spec = StringRef(OpRootsSpec).trim();
+  if (Spec.empty() || Spec.equals_insensitive("false") ||
+      Spec.equals_insensitive("none") || Spec == "0")
+    return false;
+  if (Spec.equals_insensitive("true") || Spec.equals_insensitive("all") ||
+      Spec == "1" || Spec == "*")
+    OpRootsSpec.clear();
+  return true;
+}
+
+void CaptureAnalysis::drain() {
   for (unsigned Round = 0; Round < 4; ++Round) {
     while (!Worklist.empty()) {
       const Reach *R = Worklist.front();

@@ -26,6 +26,7 @@
 
 #include "CaptureApis.h"
 #include "FunctionFlow.h"
+#include "OpRoots.h"
 #include "UserCode.h"
 #include "ValueFacts.h"
 #include "clang/AST/DeclCXX.h"
@@ -49,10 +50,14 @@ struct CaptureOptions {
   std::string CapturedFunctions; // functions whose whole body runs captured
   std::string StatusFunctions;   // functions returning true while capturing
   std::string LibraryHeaderRegex;
+  /// Which registered custom ops and Python bindings run under capture:
+  /// "true" (all), "false" (none), or globs of op or function names.
+  std::string CustomOpRoots = "true";
 
   std::string key() const {
     return BeginFunctions + '\n' + EndFunctions + '\n' + CapturedFunctions +
-           '\n' + StatusFunctions + '\n' + LibraryHeaderRegex;
+           '\n' + StatusFunctions + '\n' + LibraryHeaderRegex + '\n' +
+           CustomOpRoots;
   }
 };
 
@@ -164,6 +169,11 @@ public:
 private:
   CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts);
   void run();
+  /// Runs the reached functions' flows until no new reach appears.
+  void drain();
+  /// Whether CustomOpRoots turns op roots on (clearing it when it names
+  /// no pattern, only "all").
+  bool opRootsEnabled();
   void addScope(const CapturedScope &Scope);
   void addSite(const CallSite &Site, const CaptureContext &Ctx,
                const FunctionDecl *Function, const ValueResult *Values);
@@ -208,6 +218,8 @@ private:
   std::vector<const FunctionDecl *> UserFunctions;
   std::deque<Reach> Reaches;
   std::deque<RegionRoot> ListedRoots;
+  std::vector<OpRegistration> Ops;
+  std::string OpRootsSpec;
   /// Reaches by function, modes, constant arguments and warm-up.
   std::map<std::tuple<const FunctionDecl *, ModeSet, std::string>,
            const Reach *>

@@ -36,6 +36,8 @@ class CFG;
 class CFGBlock;
 namespace cudagraph {
 
+struct OpRegistration;
+
 /// Where a capture region starts.
 struct RegionRoot {
   enum class Kind {
@@ -43,6 +45,7 @@ struct RegionRoot {
     Wrapper,     // a call of a function that leaves a capture open
     GuardObject, // a constructor that begins capture
     Listed,      // a function listed in CapturedFunctions runs captured
+    OpEntry,     // a custom op or Python binding: Python may capture it
     Entry        // the capture the caller has open (placeholder)
   };
   Kind K = Kind::BeginApi;
@@ -50,6 +53,7 @@ struct RegionRoot {
   const Stmt *Call = nullptr;          // the begin call or construction
   const FunctionDecl *Owner = nullptr; // where the begin is
   const FunctionDecl *Via = nullptr;   // the wrapper or guard constructor
+  const OpRegistration *Op = nullptr;  // OpEntry: the registration
   ModeSet Modes = AnyMode;
   /// Conditions the begin ran under: an edge contradicting one of them
   /// cannot be on a path where this capture is open.

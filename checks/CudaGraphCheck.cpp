@@ -1,6 +1,7 @@
 //===--- CudaGraphCheck.cpp - cudagraph-tidy ------------------------------===//
 
 #include "CudaGraphCheck.h"
+#include "OpRoots.h"
 #include "CudaToolkitSupport.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
@@ -45,6 +46,9 @@ CudaGraphCheck::CudaGraphCheck(StringRef Name, ClangTidyContext *Context)
   CaptureOpts.LibraryHeaderRegex =
       Options.getLocalOrGlobal("LibraryHeaderRegex", DefaultLibraryHeaderRegex)
           .str();
+  CaptureOpts.CustomOpRoots =
+      Options.getLocalOrGlobal("CustomOpRoots", CaptureOpts.CustomOpRoots)
+          .str();
 }
 
 void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
@@ -53,6 +57,7 @@ void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "CapturedFunctions", CaptureOpts.CapturedFunctions);
   Options.store(Opts, "CaptureStatusFunctions", CaptureOpts.StatusFunctions);
   Options.store(Opts, "LibraryHeaderRegex", CaptureOpts.LibraryHeaderRegex);
+  Options.store(Opts, "CustomOpRoots", CaptureOpts.CustomOpRoots);
 }
 
 void CudaGraphCheck::registerPPCallbacks(const SourceManager &SM,
@@ -206,6 +211,17 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
          DiagnosticIDs::Note)
         << displayName(Root->Via) << Mode;
     break;
+  case RegionRoot::Kind::OpEntry: {
+    static const char *const What[] = {"custom op", "Python binding",
+                                       "autograd function"};
+    diag(Root->Loc,
+         "'%0' is registered here as %1 '%2': it runs under CUDA graph "
+         "capture when a captured model calls it",
+         DiagnosticIDs::Note)
+        << displayName(Root->Via) << What[static_cast<int>(Root->Op->K)]
+        << Root->Op->Name;
+    break;
+  }
   case RegionRoot::Kind::Listed:
     diag(Root->Loc,
          "'%0' is listed in CapturedFunctions and runs under CUDA graph "

@@ -12,6 +12,35 @@ class module_ {
 };
 using module = module_;
 
+class handle {
+ public:
+  handle() = default;
+  handle(const module_&) {}
+};
+
+namespace detail::initimpl {
+template <typename... Args>
+struct constructor {};
+} // namespace detail::initimpl
+
+template <typename type_, typename... options>
+class class_ {
+ public:
+  template <typename... Extra>
+  class_(handle scope, const char* name, const Extra&... extra);
+  template <typename Func, typename... Extra>
+  class_& def(const char* name_, Func&& f, const Extra&... extra);
+  template <typename... Args, typename... Extra>
+  class_& def(detail::initimpl::constructor<Args...>&& init, const Extra&... extra);
+  template <typename Func, typename... Extra>
+  class_& def_static(const char* name_, Func&& f, const Extra&... extra);
+};
+
+template <typename... Args>
+detail::initimpl::constructor<Args...> init() {
+  return {};
+}
+
 
 struct arg {
   constexpr explicit arg(const char* name = nullptr) : name(name) {}

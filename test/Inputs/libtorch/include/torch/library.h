@@ -3,6 +3,7 @@
 // definition of a function that takes `torch::Library&`.
 #pragma once
 
+#include <c10/core/DeviceType.h>
 #include <c10/macros/Macros.h>
 #include <c10/util/Optional.h>
 
@@ -66,14 +67,29 @@ class TORCH_API Library final {
   Library& operator=(Library&&) = default;
 
   template <typename Schema>
-  Library& def(Schema&& raw_schema) &;
+  Library& def(Schema&& raw_schema) & { return *this; }
   template <typename NameOrSchema, typename Func>
-  Library& def(NameOrSchema&& raw_name_or_schema, Func&& raw_f) &;
+  Library& def(NameOrSchema&& raw_name_or_schema, Func&& raw_f) & { return *this; }
   template <typename Name, typename Func>
-  Library& impl(Name name, Func&& raw_f) &;
+  Library& impl(Name name, Func&& raw_f) & { return *this; }
+  template <typename Name, typename Dispatch, typename Func>
+  Library& impl(Name name, Dispatch&& key, Func&& raw_f) & { return *this; }
   template <typename Func>
   Library& fallback(Func&& raw_f) &;
 };
+
+class TORCH_API CppFunction final {
+ public:
+  template <typename Func>
+  explicit CppFunction(Func* f);
+  template <typename FuncPtr>
+  explicit CppFunction(FuncPtr f);
+};
+
+template <typename Func>
+CppFunction dispatch(c10::DispatchKey k, Func&& raw_f);
+template <typename Func>
+CppFunction dispatch(c10::DeviceType type, Func&& raw_f);
 
 namespace detail {
 

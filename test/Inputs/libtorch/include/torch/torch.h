@@ -2,6 +2,7 @@
 #pragma once
 
 #include <torch/cuda.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 #include <torch/types.h>
 #include <torch/version.h>

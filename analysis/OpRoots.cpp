@@ -1,0 +1,258 @@
+//===--- OpRoots.cpp - cudagraph analysis ---------------------------------===//
+
+#include "OpRoots.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace clang::cudagraph {
+
+bool dispatchKeyRunsOnCuda(llvm::StringRef Key) {
+  // Backend keys name their device; the alias and composite keys run for
+  // every backend, CUDA included.
+  return Key.contains("CUDA") || Key.starts_with("Composite") ||
+         Key == "Autograd" || Key == "CatchAll" || Key == "Undefined" ||
+         Key == "AutogradOther" || Key == "Autocast";
+}
+
+namespace {
+
+std::string qualifiedRecordName(QualType T) {
+  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  return RD ? RD->getQualifiedNameAsString() : std::string();
+}
+
+bool isKeyEnum(QualType T) {
+  const auto *ET = T->getAs<EnumType>();
+  if (!ET)
+    return false;
+  std::string Name = ET->getDecl()->getQualifiedNameAsString();
+  return Name == "c10::DispatchKey" || Name == "c10::DeviceType";
+}
+
+/// What an argument of a registration names: functions (by reference,
+/// address, TORCH_FN or a lambda) and dispatch keys.
+struct ArgScan {
+  llvm::SmallVector<const FunctionDecl *, 2> Functions;
+  llvm::SmallVector<std::string, 1> Keys;
+  llvm::SmallVector<std::string, 2> Strings;
+};
+
+void scanTemplateArgs(const CXXRecordDecl *RD, ArgScan &Out);
+
+void scan(const Stmt *S, ASTContext &Ctx, ArgScan &Out) {
+  if (!S)
+    return;
+  if (const auto *L = dyn_cast<LambdaExpr>(S)) {
+    if (const CXXMethodDecl *Op = L->getCallOperator();
+        Op && !L->isGenericLambda())
+      Out.Functions.push_back(Op);
+    for (const Expr *Init : L->capture_inits())
+      scan(Init, Ctx, Out);
+    return;
+  }
+  if (const auto *E = dyn_cast<Expr>(S)) {
+    if (!E->isValueDependent() && isKeyEnum(E->getType())) {
+      Expr::EvalResult R;
+      if (E->EvaluateAsInt(R, Ctx)) {
+        const EnumDecl *ED = E->getType()->getAs<EnumType>()->getDecl();
+        for (const EnumConstantDecl *C : ED->enumerators())
+          if (C->getInitVal() == R.Val.getInt()) {
+            Out.Keys.push_back(C->getName().str());
+            break;
+          }
+        return;
+      }
+    }
+    if (const auto *SL = dyn_cast<StringLiteral>(E)) {
+      if (SL->getCharByteWidth() == 1)
+        Out.Strings.push_back(SL->getString().str());
+      return;
+    }
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+      if (const auto *FD = dyn_cast<FunctionDecl>(DRE->getDecl())) {
+        Out.Functions.push_back(FD);
+        return;
+      }
+    if (!E->isTypeDependent())
+      if (const CXXRecordDecl *RD = E->getType()->getAsCXXRecordDecl())
+        scanTemplateArgs(RD, Out);
+  }
+  for (const Stmt *Child : S->children())
+    scan(Child, Ctx, Out);
+}
+
+/// TORCH_FN(fn) is a CompileTimeFunctionPointer<T, fn>: the function is a
+/// template argument of the type, not an expression.
+void scanTemplateArgs(const CXXRecordDecl *RD, ArgScan &Out) {
+  const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(RD);
+  if (!Spec || Spec->getName() != "CompileTimeFunctionPointer")
+    return;
+  for (const TemplateArgument &A : Spec->getTemplateArgs().asArray())
+    if (A.getKind() == TemplateArgument::Declaration)
+      if (const auto *FD = dyn_cast<FunctionDecl>(A.getAsDecl()))
+        Out.Functions.push_back(FD);
+}
+
+/// The op name in a registration's first argument: "rms_norm" from
+/// "rms_norm(Tensor! out, Tensor x) -> ()".
+std::string opNameOf(llvm::StringRef Written) {
+  llvm::StringRef Name = Written.take_until([](char C) { return C == '('; });
+  return Name.trim().str();
+}
+
+class RegistrationFinder : public RecursiveASTVisitor<RegistrationFinder> {
+public:
+  RegistrationFinder(ASTContext &Ctx, const CodeClassifier &Code)
+      : Ctx(Ctx), Code(Code) {}
+  bool shouldVisitLambdaBody() const { return true; }
+
+  bool TraverseDecl(Decl *D) {
+    if (!D)
+      return true;
+    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
+        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
+      return true;
+    if (auto *FD = dyn_cast<FunctionDecl>(D)) {
+      Enclosing.push_back(FD);
+      bool Result = RecursiveASTVisitor::TraverseDecl(D);
+      Enclosing.pop_back();
+      return Result;
+    }
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+
+  /// TORCH_LIBRARY*'s static TorchLibraryInit: which function is the
+  /// library body, for which namespace and dispatch key.
+  bool VisitVarDecl(VarDecl *VD) {
+    if (qualifiedRecordName(VD->getType()) !=
+        "torch::detail::TorchLibraryInit")
+      return true;
+    const auto *CE =
+        dyn_cast_or_null<CXXConstructExpr>(VD->getInit() ? VD->getInit()
+                                                             ->IgnoreImplicit()
+                                                       : nullptr);
+    if (!CE || CE->getNumArgs() < 4)
+      return true;
+    ArgScan Fn, Ns, Key;
+    scan(CE->getArg(1), Ctx, Fn);
+    scan(CE->getArg(2), Ctx, Ns);
+    scan(CE->getArg(3), Ctx, Key);
+    for (const FunctionDecl *F : Fn.Functions) {
+      LibraryInfo &Info = Libraries[F->getCanonicalDecl()];
+      if (!Ns.Strings.empty())
+        Info.Namespace = Ns.Strings.front();
+      if (!Key.Keys.empty())
+        Info.Key = Key.Keys.front();
+    }
+    return true;
+  }
+
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *Call) {
+    const CXXMethodDecl *M = Call->getMethodDecl();
+    if (!M || !M->getIdentifier() || !Code.isUserLocation(Call->getBeginLoc()))
+      return true;
+    std::string Class = M->getParent()->getQualifiedNameAsString();
+    StringRef Method = M->getName();
+    OpRegistration::Kind K;
+    if (Class == "torch::Library" && (Method == "def" || Method == "impl"))
+      K = OpRegistration::Kind::TorchLibrary;
+    else if ((Class == "pybind11::module_" || Class == "pybind11::module" ||
+              Class == "pybind11::class_") &&
+             (Method == "def" || Method == "def_static"))
+      K = OpRegistration::Kind::Pybind;
+    else
+      return true;
+    if (Call->getNumArgs() < 2)
+      return true; // a schema alone registers no function
+    ArgScan Name, Rest;
+    scan(Call->getArg(0), Ctx, Name);
+    for (unsigned I = 1; I < Call->getNumArgs(); ++I)
+      scan(Call->getArg(I), Ctx, Rest);
+    std::string Op = Name.Strings.empty() ? std::string()
+                                          : opNameOf(Name.Strings.front());
+    llvm::SmallVector<std::string, 2> Keys(Rest.Keys.begin(), Rest.Keys.end());
+    if (K == OpRegistration::Kind::TorchLibrary && !Enclosing.empty()) {
+      auto It = Libraries.find(Enclosing.back()->getCanonicalDecl());
+      if (It != Libraries.end()) {
+        if (!It->second.Key.empty())
+          Keys.push_back(It->second.Key);
+        if (!It->second.Namespace.empty() && !StringRef(Op).contains("::"))
+          Op = It->second.Namespace + "::" + Op;
+      }
+    }
+    if (!llvm::all_of(Keys, [](const std::string &Key) {
+          return dispatchKeyRunsOnCuda(Key);
+        }))
+      return true;
+    for (const FunctionDecl *F : Rest.Functions)
+      add(K, F, Op, Call->getExprLoc());
+    return true;
+  }
+
+  /// torch::autograd::Function<T>: forward and backward run inside the
+  /// model's forward and backward passes.
+  bool VisitCXXRecordDecl(CXXRecordDecl *RD) {
+    if (!RD->hasDefinition() || RD->isDependentContext() ||
+        !Code.isUserLocation(RD->getLocation()))
+      return true;
+    bool IsFunction = llvm::any_of(RD->bases(), [](const CXXBaseSpecifier &B) {
+      return qualifiedRecordName(B.getType()) == "torch::autograd::Function";
+    });
+    if (!IsFunction)
+      return true;
+    for (const CXXMethodDecl *M : RD->methods())
+      if (M->isStatic() && M->getIdentifier() &&
+          (M->getName() == "forward" || M->getName() == "backward"))
+        add(OpRegistration::Kind::AutogradFunction, M,
+            RD->getNameAsString() + "." + M->getName().str(), M->getLocation());
+    return true;
+  }
+
+  std::vector<OpRegistration> take() {
+    std::stable_sort(Found.begin(), Found.end(),
+                     [&](const OpRegistration &A, const OpRegistration &B) {
+                       return Ctx.getSourceManager().isBeforeInTranslationUnit(
+                           A.Loc, B.Loc);
+                     });
+    return std::move(Found);
+  }
+
+private:
+  void add(OpRegistration::Kind K, const FunctionDecl *F, std::string Name,
+           SourceLocation Loc) {
+    const FunctionDecl *Def = definitionOf(F);
+    if (!Def || !Code.isUserLocation(Def->getLocation()) ||
+        !Seen.insert(Def).second)
+      return;
+    if (Name.empty())
+      Name = Def->getNameAsString();
+    Found.push_back({K, Def, std::move(Name), Loc});
+  }
+
+  struct LibraryInfo {
+    std::string Namespace, Key;
+  };
+  ASTContext &Ctx;
+  const CodeClassifier &Code;
+  llvm::SmallVector<const FunctionDecl *, 4> Enclosing;
+  llvm::DenseMap<const FunctionDecl *, LibraryInfo> Libraries;
+  llvm::DenseSet<const FunctionDecl *> Seen;
+  std::vector<OpRegistration> Found;
+};
+
+} // namespace
+
+std::vector<OpRegistration> findOpRegistrations(ASTContext &Ctx,
+                                                const CodeClassifier &Code) {
+  RegistrationFinder Finder(Ctx, Code);
+  Finder.TraverseDecl(Ctx.getTranslationUnitDecl());
+  return Finder.take();
+}
+
+} // namespace clang::cudagraph

@@ -1,0 +1,58 @@
+//===--- OpRoots.h - cudagraph analysis -------------------------*- C++ -*-===//
+//
+// Functions a Python program can run while it captures a CUDA graph: the
+// bodies of PyTorch custom operators and Python bindings. vLLM, SGLang,
+// FlashInfer and torch.compile's CUDA graphs capture every op a model calls,
+// so an op's body runs under capture without any begin call in C++.
+//
+// Found from the registrations themselves:
+//   TORCH_LIBRARY / TORCH_LIBRARY_FRAGMENT / TORCH_LIBRARY_IMPL bodies:
+//     m.def("op(...) -> ...", &fn), m.impl("op", &fn), m.impl("op",
+//     torch::kCUDA, TORCH_FN(fn)), torch::dispatch(key, fn), lambdas;
+//     implementations for a dispatch key that cannot run on a CUDA tensor
+//     (CPU, Meta, XLA, ...) are not roots;
+//   PYBIND11_MODULE: m.def("name", &fn, ...), py::class_<T>(...).def(...);
+//   torch::autograd::Function<T> subclasses: T::forward and T::backward.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUDAGRAPH_ANALYSIS_OPROOTS_H
+#define CUDAGRAPH_ANALYSIS_OPROOTS_H
+
+#include "UserCode.h"
+#include "clang/AST/Decl.h"
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+namespace cudagraph {
+
+struct OpRegistration {
+  enum class Kind {
+    TorchLibrary,     // TORCH_LIBRARY* m.def / m.impl
+    Pybind,           // pybind11 module_ / class_ def
+    AutogradFunction, // torch::autograd::Function<T>::forward / backward
+  };
+  Kind K;
+  /// The registered function's definition (a lambda's call operator too).
+  const FunctionDecl *Function = nullptr;
+  /// The name Python calls it by ("myops::rms_norm", "fwd", "Norm.forward").
+  std::string Name;
+  /// Where it is registered (the def/impl call, or the class).
+  SourceLocation Loc;
+};
+
+/// Every registration in user code of \p Ctx's translation unit whose
+/// function has a body here, once per function and in source order.
+std::vector<OpRegistration> findOpRegistrations(ASTContext &Ctx,
+                                                const CodeClassifier &Code);
+
+/// Whether an implementation registered for \p Key (a c10::DispatchKey or
+/// c10::DeviceType enumerator name) can run on CUDA tensors.
+bool dispatchKeyRunsOnCuda(llvm::StringRef Key);
+
+} // namespace cudagraph
+} // namespace clang
+
+#endif // CUDAGRAPH_ANALYSIS_OPROOTS_H

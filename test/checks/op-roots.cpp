@@ -1,0 +1,163 @@
+// RUN: %check_cudagraph_tidy %s cudagraph-host-sync,cudagraph-device-alloc,cudagraph-legacy-stream %t -- -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+// RUN: %check_cudagraph_tidy --prefix=CHECK-NARROW %s cudagraph-host-sync,cudagraph-device-alloc,cudagraph-legacy-stream %t -- -config="{CheckOptions: {CustomOpRoots: 'myops::fused_*'}}" -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+// RUN: %check_cudagraph_tidy --prefix=CHECK-OFF %s cudagraph-host-sync,cudagraph-device-alloc,cudagraph-legacy-stream %t -- -config="{CheckOptions: {CustomOpRoots: false}}" -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+// Functions registered as PyTorch custom ops or Python bindings run under
+// capture when Python captures a model that calls them: they are roots with
+// no begin call in C++.
+
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <ATen/cuda/CUDAGraphsUtils.cuh>
+#include <cuda_runtime.h>
+#include <torch/extension.h>
+
+__global__ void scale_kernel(float *x, float s, int n);
+
+// A shape read from the device, in a helper the op calls.
+static int64_t longest(const at::Tensor &lengths) {
+  return lengths.max().item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: 'Tensor::item' copies a device value to the host and waits for it during CUDA graph capture
+  // CHECK-MESSAGES: :[[@LINE+8]]:21: note: 'longest' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE+50]]:5: note: 'fused_norm' is registered here as custom op 'myops::fused_norm': it runs under CUDA graph capture when a captured model calls it
+  // CHECK-NARROW: :[[@LINE-4]]:24: warning: 'Tensor::item' copies a device value to the host
+}
+
+at::Tensor fused_norm(at::Tensor x, at::Tensor lengths) {
+  auto stream = at::cuda::getCurrentCUDAStream();
+  scale_kernel<<<1, 32, 0, stream>>>(x.data_ptr<float>(), 1.f, 32);
+  int64_t max_len = longest(lengths);
+  return x.narrow(0, 0, max_len);
+}
+
+// The default stream: a launch with no stream argument.
+at::Tensor scale_cuda(at::Tensor x) {
+  scale_kernel<<<1, 32>>>(x.data_ptr<float>(), 2.f, 32);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scale_kernel' sends work to the legacy default stream during CUDA graph capture
+  // CHECK-MESSAGES: :[[@LINE+48]]:5: note: 'scale_cuda' is registered here as custom op 'myops::scale'
+  return x;
+}
+
+// Only registered for the CPU key: never runs on CUDA tensors.
+at::Tensor scale_cpu(at::Tensor x) {
+  float first = x[0].item<float>();
+  return x * first;
+}
+
+// Registered through TORCH_FN for CUDA.
+at::Tensor workspace_cuda(at::Tensor x) {
+  void *scratch = nullptr;
+  cudaMalloc(&scratch, 1024);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMalloc' allocates or frees device memory during CUDA graph capture
+  // CHECK-MESSAGES: :[[@LINE+34]]:5: note: 'workspace_cuda' is registered here as custom op 'myops::workspace'
+  cudaFree(scratch);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaFree' allocates or frees device memory
+  // CHECK-MESSAGES: :[[@LINE+31]]:5: note: 'workspace_cuda' is registered here as custom op 'myops::workspace'
+  return x;
+}
+
+// The capture-aware form: a branch on the capture status of the current
+// stream keeps the sync out of captures.
+at::Tensor maybe_sync(at::Tensor x) {
+  if (at::cuda::currentStreamCaptureStatus() ==
+      at::cuda::CaptureStatus::None)
+    cudaStreamSynchronize(at::cuda::getCurrentCUDAStream());
+  return x;
+}
+
+// A function that is called, never registered, is not a root.
+int64_t unregistered(at::Tensor x) { return x.sum().item<int64_t>(); }
+
+TORCH_LIBRARY(myops, m) {
+  m.def("fused_norm(Tensor x, Tensor lengths) -> Tensor", &fused_norm);
+  m.def("scale(Tensor x) -> Tensor");
+  m.def("workspace(Tensor x) -> Tensor");
+  m.def("maybe_sync(Tensor x) -> Tensor", &maybe_sync);
+  // A lambda body is an op too.
+  m.def("to_host(Tensor x) -> Tensor", [](at::Tensor x) {
+    return x.cpu();
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'Tensor::cpu' copies a tensor to the host
+    // CHECK-MESSAGES: :[[@LINE-3]]:5: note: 'lambda' is registered here as custom op 'myops::to_host'
+  });
+}
+
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("scale", &scale_cuda);
+  m.impl("workspace", TORCH_FN(workspace_cuda));
+}
+
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  m.impl("scale", &scale_cpu);
+}
+
+// The dispatch key given at the impl call decides too.
+at::Tensor gather_rows(at::Tensor x, at::Tensor idx) {
+  return idx.nonzero();
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'Tensor::nonzero' waits for the device to learn the size of its result
+  // CHECK-MESSAGES: :[[@LINE+8]]:5: note: 'gather_rows' is registered here as custom op 'extra::gather_rows'
+}
+at::Tensor gather_rows_cpu(at::Tensor x, at::Tensor idx) {
+  return idx.nonzero();
+}
+
+TORCH_LIBRARY_FRAGMENT(extra, m) {
+  m.def("gather_rows(Tensor x, Tensor idx) -> Tensor");
+  m.impl("gather_rows", torch::kCUDA, &gather_rows);
+  m.impl("gather_rows", torch::kCPU, &gather_rows_cpu);
+}
+
+// pybind11 bindings: functions and methods Python calls.
+at::Tensor mha_fwd(at::Tensor q) {
+  at::Tensor pinned = at::empty({4}, q.options().device(at::kCPU).pinned_memory(true));
+  cudaMemcpy(pinned.data_ptr(), q.data_ptr(), 16, cudaMemcpyDeviceToHost);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemcpy' copies synchronously on the legacy default stream
+  // CHECK-MESSAGES: :[[@LINE+41]]:5: note: 'mha_fwd' is registered here as Python binding 'fwd'
+  return q;
+}
+
+struct Runner {
+  at::Tensor run(at::Tensor x) {
+    if (x.sum().item<float>() > 0)
+      // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'Tensor::item' copies a device value to the host
+      // CHECK-MESSAGES: :[[@LINE+37]]:8: note: 'Runner::run' is registered here as Python binding 'run'
+      return x;
+    return -x;
+  }
+};
+
+// A binding that captures by itself: its region is analyzed as written,
+// its code before the begin runs eagerly.
+void capture_once(at::Tensor x) {
+  cudaDeviceSynchronize();
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  maybe_sync(x);
+  graph.capture_end();
+}
+
+// An autograd function's forward and backward run in the model's passes.
+struct ClampGrad : public torch::autograd::Function<ClampGrad> {
+  static torch::autograd::variable_list
+  forward(torch::autograd::AutogradContext *ctx, at::Tensor x) {
+    return {x};
+  }
+  static torch::autograd::variable_list
+  backward(torch::autograd::AutogradContext *ctx,
+           torch::autograd::variable_list grads) {
+    cudaDeviceSynchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host
+    // CHECK-MESSAGES: :[[@LINE-4]]:3: note: 'ClampGrad::backward' is registered here as autograd function 'ClampGrad.backward'
+    return grads;
+  }
+};
+
+PYBIND11_MODULE(myext, m) {
+  m.def("fwd", &mha_fwd, "forward", pybind11::arg("q"));
+  m.def("capture_once", &capture_once);
+  pybind11::class_<Runner>(m, "Runner")
+      .def(pybind11::init<>())
+      .def("run", &Runner::run);
+}
+
+// CHECK-NARROW-NOT: warning:
+// CHECK-OFF-NOT: warning:
