@@ -20,7 +20,8 @@ static const Expr *unwrapCallable(const Expr *Arg) {
              CC && CC->getNumArgs() == 1)
       Arg = CC->getArg(0);
     else if (const auto *UO = dyn_cast<UnaryOperator>(Arg);
-             UO && UO->getOpcode() == UO_AddrOf)
+             UO && (UO->getOpcode() == UO_AddrOf ||
+                    UO->getOpcode() == UO_Deref))
       Arg = UO->getSubExpr();
     else
       return Arg;
@@ -47,6 +48,73 @@ static const FunctionDecl *callableOf(const Expr *E, unsigned Depth) {
 
 const FunctionDecl *passedCallable(const Expr *Arg) {
   return callableOf(Arg, 0);
+}
+
+namespace {
+/// The callables a local variable is assigned in its function after its
+/// initialization (`f = [&] {...};`, `fp = &work;`).
+void collectAssigned(const Stmt *S, const VarDecl *VD,
+                     llvm::SmallVectorImpl<const FunctionDecl *> &Out) {
+  if (!S || isa<LambdaExpr>(S))
+    return;
+  const Expr *LHS = nullptr, *RHS = nullptr;
+  if (const auto *BO = dyn_cast<BinaryOperator>(S);
+      BO && BO->getOpcode() == BO_Assign) {
+    LHS = BO->getLHS();
+    RHS = BO->getRHS();
+  } else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(S);
+             OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2) {
+    LHS = OC->getArg(0);
+    RHS = OC->getArg(1);
+  }
+  if (LHS)
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS->IgnoreParenImpCasts());
+        DRE && DRE->getDecl() == VD)
+      if (const FunctionDecl *F = callableOf(RHS, 0))
+        Out.push_back(F);
+  for (const Stmt *Child : S->children())
+    collectAssigned(Child, VD, Out);
+}
+} // namespace
+
+llvm::SmallVector<const FunctionDecl *, 2> invokedCallables(const Stmt *S) {
+  llvm::SmallVector<const FunctionDecl *, 2> Targets;
+  const auto *Call = dyn_cast_or_null<CallExpr>(S);
+  if (!Call)
+    return Targets;
+  const Expr *Object = nullptr;
+  if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Call)) {
+    // f(args) on a std::function.
+    const auto *M = dyn_cast_or_null<CXXMethodDecl>(OC->getDirectCallee());
+    const CXXRecordDecl *RD = M ? M->getParent() : nullptr;
+    if (OC->getOperator() != OO_Call || !RD || !RD->isInStdNamespace() ||
+        !RD->getIdentifier() ||
+        !llvm::is_contained({StringRef("function"),
+                             StringRef("move_only_function"),
+                             StringRef("copyable_function")},
+                            RD->getName()))
+      return Targets;
+    Object = OC->getArg(0);
+  } else if (!Call->getDirectCallee()) {
+    // fp(args) or (*fp)(args) through a function pointer.
+    Object = Call->getCallee();
+  } else {
+    return Targets;
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(unwrapCallable(Object));
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || isa<ParmVarDecl>(VD))
+    return Targets;
+  if (VD->getInit())
+    if (const FunctionDecl *F = callableOf(VD->getInit(), 1))
+      Targets.push_back(F);
+  if (VD->hasLocalStorage())
+    if (const auto *Owner =
+            dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod()))
+      collectAssigned(Owner->getBody(), VD, Targets);
+  llvm::sort(Targets);
+  Targets.erase(std::unique(Targets.begin(), Targets.end()), Targets.end());
+  return Targets;
 }
 
 const FunctionDecl *destructorOf(QualType T) {
@@ -86,6 +154,11 @@ void appendCallSites(const Stmt *S, SourceLocation Loc,
   llvm::ArrayRef<const Expr *> Args;
   if (const auto *CE = dyn_cast<CallExpr>(S)) {
     Out.push_back({CallSite::Kind::Call, S, Loc, CE->getDirectCallee()});
+    // A std::function or function pointer whose targets are visible calls
+    // each of them here.
+    for (const FunctionDecl *Target : invokedCallables(S))
+      if (Target->hasBody())
+        Out.push_back({CallSite::Kind::Call, S, Loc, Target});
     Args = llvm::ArrayRef(CE->getArgs(), CE->getNumArgs());
   } else if (const auto *CC = dyn_cast<CXXConstructExpr>(S)) {
     Out.push_back({CallSite::Kind::Construct, S, Loc, CC->getConstructor()});

@@ -11,6 +11,7 @@
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
+#include "llvm/ADT/SmallVector.h"
 #include <vector>
 
 namespace clang::cudagraph {
@@ -37,6 +38,11 @@ struct CallSite {
 /// (`work`, `&work`), or a local std::function / auto variable initialized
 /// from one; null otherwise.
 const FunctionDecl *passedCallable(const Expr *Arg);
+
+/// The functions a call \p S runs through a std::function or a function
+/// pointer held in a variable: the callables it is initialized with or, for
+/// a local, assigned in its function. Empty when none is visible.
+llvm::SmallVector<const FunctionDecl *, 2> invokedCallables(const Stmt *S);
 
 /// The function a call or construction \p S invokes directly, or null.
 const FunctionDecl *directCallee(const Stmt *S);

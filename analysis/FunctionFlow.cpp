@@ -838,6 +838,19 @@ private:
   CaptureState call(const Stmt *St, const FunctionDecl *Callee,
                     SourceLocation Loc, CaptureState S, bool Record) {
     CaptureEvent Event = E.eventOf(Callee);
+    // Through a std::function or function pointer: the event of the
+    // callables it holds, when they all agree.
+    if (Event == CaptureEvent::None) {
+      llvm::SmallVector<const FunctionDecl *, 2> Targets = invokedCallables(St);
+      if (!Targets.empty() &&
+          llvm::all_of(Targets, [&](const FunctionDecl *T) {
+            return E.eventOf(T) == E.eventOf(Targets.front());
+          })) {
+        Event = E.eventOf(Targets.front());
+        if (Event != CaptureEvent::None)
+          Callee = Targets.front();
+      }
+    }
     if (Event == CaptureEvent::Begin) {
       F.HasBegin = true;
       CaptureState Open;

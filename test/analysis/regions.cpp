@@ -323,3 +323,43 @@ void capturedGrow(cudaStream_t s, cudaGraph_t *g) {
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSynchronize' blocks the host
   cudaStreamEndCapture(s, g);
 }
+
+// Calls through a local std::function or a function pointer reach the
+// callables the variable is given in its function: its initializer and
+// later assignments.
+static void drainDevice() { cudaDeviceSynchronize(); }
+// CHECK-MESSAGES: :[[@LINE-1]]:29: warning: 'cudaDeviceSynchronize' blocks the host
+static void quietStep() {}
+
+void callsThroughVariables(cudaStream_t s, cudaGraph_t *g, bool fast) {
+  std::function<void(int)> step = [s](int n) {
+    if (n > 0)
+      cudaStreamSynchronize(s);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaStreamSynchronize' blocks the host
+    // CHECK-MESSAGES: :[[@LINE+12]]:3: note: the lambda runs during capture
+  };
+  std::function<void()> finish;
+  if (fast)
+    finish = quietStep;
+  else
+    finish = [] {
+      cudaDeviceSynchronize();
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaDeviceSynchronize' blocks the host
+    };
+  void (*hook)() = &drainDevice;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  step(1);
+  finish();
+  hook();
+  cudaStreamEndCapture(s, g);
+  step(2);
+}
+
+// A std::function holding the end of the capture ends it where it is
+// called: what follows runs eagerly.
+void endsThroughFunction(cudaStream_t s, cudaGraph_t *g) {
+  std::function<void()> end = [s, g] { cudaStreamEndCapture(s, g); };
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  end();
+  cudaStreamSynchronize(s);
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Score cudagraph-tidy's findings on a real-code corpus against blind hand
+labels (the HAZARD/SAFE format of ops-labels.txt):
+
+    owner/repo@commit:path:LINE <check-name> HAZARD|SAFE <reason>
+
+A finding is matched to the labels of its line (any check: the labeler names
+one family, the tool may file the same call under another, as with a
+synchronous cudaMemcpy). Findings on HAZARD lines are true; findings on SAFE
+lines are false; findings on unlabeled lines are listed for reading and are
+scored with --adjudicated (a triage file in run.py's format) when given.
+HAZARD labels whose reason says [cross-file] are left out of recall: a
+single-translation-unit run cannot see them.
+
+Usage:
+    python3 scripts/realcode/score_labels.py --results RESULTS.json \\
+        --labels scripts/realcode/ops-labels.txt [--adjudicated TRIAGE]
+"""
+
+import argparse
+import json
+import re
+import sys
+
+LABEL_RE = re.compile(
+    r"^(?P<loc>\S+:\d+)\s+(?P<check>cudagraph-[a-z-]+)\s+(?P<verdict>HAZARD|SAFE)\s*(?P<reason>.*)$")
+TRIAGE_RE = re.compile(
+    r"^(?P<loc>\S+:\d+)\s+(?P<check>cudagraph-[a-z-]+)\s+(?P<verdict>TRUE|FALSE)\b\s*(?P<reason>.*)$")
+
+
+def read_labels(path):
+    labels = {}
+    with open(path) as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            m = LABEL_RE.match(line)
+            if not m:
+                sys.exit(f"{path}:{lineno}: cannot parse label: {line}")
+            labels.setdefault(m.group("loc"), []).append(m.groupdict())
+    return labels
+
+
+def read_triage(path):
+    verdicts = {}
+    if not path:
+        return verdicts
+    with open(path) as f:
+        for raw in f:
+            m = TRIAGE_RE.match(raw.strip())
+            if m:
+                verdicts[(m.group("loc"), m.group("check"))] = m.group("verdict")
+    return verdicts
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--results", required=True)
+    parser.add_argument("--labels", required=True)
+    parser.add_argument("--adjudicated")
+    args = parser.parse_args()
+
+    labels = read_labels(args.labels)
+    adjudicated = read_triage(args.adjudicated)
+    with open(args.results) as f:
+        results = json.load(f)
+
+    findings = set()
+    for entry in results:
+        prefix = f"{entry['repo']}@{entry['commit']}:"
+        for finding in entry["findings"]:
+            findings.add((prefix + f"{finding['file']}:{finding['line']}", finding["check"]))
+
+    true, false, unread = [], [], []
+    for loc, check in sorted(findings):
+        verdicts = {label["verdict"] for label in labels.get(loc, [])}
+        judged = adjudicated.get((loc, check))
+        if "HAZARD" in verdicts or judged == "TRUE":
+            true.append((loc, check))
+        elif "SAFE" in verdicts or judged == "FALSE":
+            false.append((loc, check))
+        else:
+            unread.append((loc, check))
+
+    found_lines = {loc for loc, _ in findings}
+    in_scope = [(loc, label) for loc, ls in labels.items() for label in ls
+                if label["verdict"] == "HAZARD" and "[cross-file]" not in label["reason"]]
+    missed = [(loc, label) for loc, label in in_scope if loc not in found_lines]
+
+    print(f"findings: {len(findings)} (TRUE {len(true)}, FALSE {len(false)}, unlabeled {len(unread)})")
+    judged = len(true) + len(false)
+    if judged:
+        print(f"precision over labeled findings: {len(true)}/{judged} = {len(true) / judged:.3f}")
+    hit = len(in_scope) - len(missed)
+    if in_scope:
+        print(f"recall over in-TU HAZARD labels: {hit}/{len(in_scope)} = {hit / len(in_scope):.3f}")
+    for title, rows in (("FALSE", false), ("unlabeled", unread)):
+        if rows:
+            print(f"{title}:")
+            for loc, check in rows:
+                print(f"  {loc} {check}")
+    if missed:
+        print("missed:")
+        for loc, label in missed:
+            print(f"  {loc} {label['check']}  {label['reason'][:150]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
