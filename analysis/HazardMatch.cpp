@@ -655,6 +655,10 @@ static bool usesLegacyStream(const Hazard &H, CodeClassifier &Code,
 static bool usesHazard(const Hazard &H, CodeClassifier &Code,
                        const FunctionDecl *FD, const Stmt *S,
                        const MatchContext &Where) {
+  // A member the compiler writes (a C struct's constructor, such as
+  // cudaMemcpyAttributes's) calls no API, whatever its class is named.
+  if (FD->isImplicit())
+    return false;
   const auto *Call = dyn_cast_or_null<CallExpr>(S);
   switch (H.Kind) {
   case HazardKind::Callee:

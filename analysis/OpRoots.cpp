@@ -99,6 +99,26 @@ void scanTemplateArgs(const CXXRecordDecl *RD, ArgScan &Out) {
         Out.Functions.push_back(FD);
 }
 
+/// Functions taking a torch::Library& named in \p S, lambda bodies
+/// included.
+void libraryInits(const Stmt *S,
+                  llvm::SmallVectorImpl<const FunctionDecl *> &Out) {
+  if (!S)
+    return;
+  if (const auto *L = dyn_cast<LambdaExpr>(S)) {
+    libraryInits(L->getBody(), Out);
+    return;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    if (const auto *FD = dyn_cast<FunctionDecl>(DRE->getDecl());
+        FD && FD->getNumParams() == 1 &&
+        qualifiedRecordName(FD->getParamDecl(0)->getType()) ==
+            "torch::Library")
+      Out.push_back(FD);
+  for (const Stmt *Child : S->children())
+    libraryInits(Child, Out);
+}
+
 /// The op name in a registration's first argument: "rms_norm" from
 /// "rms_norm(Tensor! out, Tensor x) -> ()".
 std::string opNameOf(llvm::StringRef Written) {
@@ -139,11 +159,14 @@ public:
                                                        : nullptr);
     if (!CE || CE->getNumArgs() < 4)
       return true;
-    ArgScan Fn, Ns, Key;
-    scan(CE->getArg(1), Ctx, Fn);
+    ArgScan Ns, Key;
     scan(CE->getArg(2), Ctx, Ns);
     scan(CE->getArg(3), Ctx, Key);
-    for (const FunctionDecl *F : Fn.Functions) {
+    // The init function, named directly or (torch 1.x) returned by a
+    // lambda chosen by the dispatch-key allowlist.
+    llvm::SmallVector<const FunctionDecl *, 1> Inits;
+    libraryInits(CE->getArg(1), Inits);
+    for (const FunctionDecl *F : Inits) {
       LibraryInfo &Info = Libraries[F->getCanonicalDecl()];
       if (!Ns.Strings.empty())
         Info.Namespace = Ns.Strings.front();

@@ -28,6 +28,9 @@ void rawCapture(cudaStream_t s, float *dev, float *host) {
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemset' sets memory synchronously
   cudaMemcpyAsync(host, dev, 16, cudaMemcpyDeviceToHost, s);
   cudaMemsetAsync(dev, 0, 16, s);
+  // A C struct named like the copy APIs: its construction calls nothing.
+  cudaMemcpyAttributes attrs = {};
+  cudaMemcpyAttributes copied(attrs);
   cudaStreamEndCapture(s, &graph);
   cudaDeviceSynchronize();
 }

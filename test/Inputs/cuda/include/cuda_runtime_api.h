@@ -91,6 +91,13 @@ typedef struct CUevent_st *cudaEvent_t;
 typedef struct CUgraph_st *cudaGraph_t;
 typedef struct CUgraphNode_st *cudaGraphNode_t;
 typedef struct CUgraphExec_st *cudaGraphExec_t;
+
+/* Attributes of cudaMemcpyBatchAsync (CUDA 12.8+): a C struct whose name
+   starts like the copy APIs. */
+struct cudaMemcpyAttributes {
+  int srcAccessOrder;
+  unsigned int flags;
+};
 typedef struct CUmemPoolHandle_st *cudaMemPool_t;
 
 struct cudaGraphEdgeData {
