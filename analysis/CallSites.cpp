@@ -157,8 +157,11 @@ void appendCallSites(const Stmt *S, SourceLocation Loc,
     // A std::function or function pointer whose targets are visible calls
     // each of them here.
     for (const FunctionDecl *Target : invokedCallables(S))
-      if (Target->hasBody())
-        Out.push_back({CallSite::Kind::Call, S, Loc, Target});
+      if (Target->hasBody()) {
+        CallSite Site{CallSite::Kind::Call, S, Loc, Target};
+        Site.Indirect = true;
+        Out.push_back(Site);
+      }
     Args = llvm::ArrayRef(CE->getArgs(), CE->getNumArgs());
   } else if (const auto *CC = dyn_cast<CXXConstructExpr>(S)) {
     Out.push_back({CallSite::Kind::Construct, S, Loc, CC->getConstructor()});

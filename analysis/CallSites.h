@@ -30,6 +30,9 @@ struct CallSite {
   const VarDecl *Var = nullptr; // LocalDtor: the variable
   /// For Call/Construct: the argument index that passed a Callable.
   unsigned ArgIndex = 0;
+  /// A Call of Callee through a std::function or a function pointer: S's
+  /// direct callee (if any) is not Callee.
+  bool Indirect = false;
 
   const CallExpr *call() const { return llvm::dyn_cast_or_null<CallExpr>(S); }
 };

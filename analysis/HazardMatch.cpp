@@ -698,7 +698,10 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
 const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,
                           const CallSite &Site, const MatchContext &Where) {
   const FunctionDecl *FD = Site.Callee;
-  if (!FD || FD->isInvalidDecl() || Site.K == CallSite::Kind::Callable)
+  // An indirect site's callee is a function of the program run through a
+  // std::function or pointer: what it does is found in its own body.
+  if (!FD || FD->isInvalidDecl() || Site.K == CallSite::Kind::Callable ||
+      Site.Indirect)
     return nullptr;
   for (const Hazard &H : Hazards) {
     if (Where.StreamGuarded && !H.DeviceWide)

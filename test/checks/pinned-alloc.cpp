@@ -138,3 +138,18 @@ void releasePinned(cudaStream_t s, void *a) {
   // CHECK-MESSAGES: :[[@LINE-3]]:3: note: CUDA graph capture begins here (global mode)
   cudaStreamEndCapture(s, &g);
 }
+
+// A call through a function pointer reaches its target's body; the call
+// itself is not an API call (its arguments are the target's, not an API's).
+static void stageRows(float *rows, bool pinned) {
+  if (pinned)
+    cudaMallocHost(&rows, 64);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaMallocHost' allocates page-locked host memory
+}
+
+void capturedThroughPointer(cudaStream_t s, cudaGraph_t *g, float *rows) {
+  void (*stage)(float *, bool) = &stageRows;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  stage(rows, true);
+  cudaStreamEndCapture(s, g);
+}
