@@ -126,6 +126,26 @@ std::string opNameOf(llvm::StringRef Written) {
   return Name.trim().str();
 }
 
+/// Whether \p T is or holds an at::Tensor (by value, reference, pointer,
+/// optional, vector, list).
+bool mentionsTensor(QualType T) {
+  std::string Canonical = T.getCanonicalType().getAsString();
+  return StringRef(Canonical).contains("at::Tensor") ||
+         StringRef(Canonical).contains("at::TensorBase");
+}
+
+/// A model's forward pass hands its ops tensors: a binding that neither
+/// takes nor returns one (handle creation, communicator setup, a numpy
+/// tool) runs when the program sets up, not inside a captured model.
+bool handlesTensors(const FunctionDecl *FD) {
+  if (mentionsTensor(FD->getReturnType()))
+    return true;
+  for (const ParmVarDecl *P : FD->parameters())
+    if (mentionsTensor(P->getType()))
+      return true;
+  return false;
+}
+
 class RegistrationFinder : public RecursiveASTVisitor<RegistrationFinder> {
 public:
   RegistrationFinder(ASTContext &Ctx, const CodeClassifier &Code)
@@ -251,7 +271,7 @@ private:
            SourceLocation Loc) {
     const FunctionDecl *Def = definitionOf(F);
     if (!Def || !Code.isUserLocation(Def->getLocation()) ||
-        !Seen.insert(Def).second)
+        !handlesTensors(Def) || !Seen.insert(Def).second)
       return;
     if (Name.empty())
       Name = Def->getNameAsString();

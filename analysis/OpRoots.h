@@ -13,6 +13,9 @@
 //     (CPU, Meta, XLA, ...) are not roots;
 //   PYBIND11_MODULE: m.def("name", &fn, ...), py::class_<T>(...).def(...);
 //   torch::autograd::Function<T> subclasses: T::forward and T::backward.
+// Only functions that take or return a tensor: a binding with no tensor in
+// its signature (a handle's creation, communicator setup) runs when the
+// program sets up, not inside a captured model.
 //
 //===----------------------------------------------------------------------===//
 
