@@ -54,6 +54,27 @@ bool ValueResult::isDead(const CallSite &Site) const {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// What one reference to a variable does with it, seen from its parent.
+enum class Use {
+  Read,        // its value is loaded
+  PlainAssign, // `v = e` in the body itself, not in a lambda
+  Deferred,    // parenthesized: judged at the parenthesized expression
+  Other        // address taken, bound to a reference, ++, +=, in a lambda
+};
+
+Use useOf(const Expr *Ref, const Stmt *Parent, bool InLambda) {
+  if (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(Parent);
+      Cast && Cast->getCastKind() == CK_LValueToRValue)
+    return Use::Read;
+  if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Parent);
+      BO && BO->getOpcode() == BO_Assign && !InLambda &&
+      BO->getLHS()->IgnoreParens() == Ref->IgnoreParens())
+    return Use::PlainAssign;
+  if (isa_and_nonnull<ParenExpr>(Parent))
+    return Use::Deferred;
+  return Use::Other;
+}
+
 /// How the body of a function uses one of its local variables.
 class LocalUses {
 public:
@@ -86,16 +107,17 @@ private:
   void classify(const DeclRefExpr *Ref, const Stmt *Parent, bool InLambda) {
     if (Ref == Allowed)
       return;
-    if (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(Parent);
-        Cast && Cast->getCastKind() == CK_LValueToRValue)
+    switch (useOf(Ref, Parent, InLambda)) {
+    case Use::Read:
+    case Use::Deferred:
       return;
-    if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Parent);
-        BO && BO->getOpcode() == BO_Assign && !InLambda &&
-        BO->getLHS()->IgnoreParens() == Ref) {
+    case Use::PlainAssign:
       Assigned = true;
       return;
+    case Use::Other:
+      Escapes = true;
+      return;
     }
-    Escapes = true;
   }
 
   const VarDecl *VD;
@@ -347,16 +369,8 @@ private:
   /// makes the parameter's value unknown.
   void classifyUse(unsigned Index, const Expr *Ref, const Stmt *Parent,
                    bool InLambda) {
-    if (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(Parent);
-        Cast && Cast->getCastKind() == CK_LValueToRValue)
-      return;
-    if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Parent);
-        BO && BO->getOpcode() == BO_Assign &&
-        BO->getLHS()->IgnoreParens() == Ref->IgnoreParens() && !InLambda)
-      return;
-    if (isa_and_nonnull<ParenExpr>(Parent))
-      return; // judged at the parenthesized expression
-    Changed.push_back(Index);
+    if (useOf(Ref, Parent, InLambda) == Use::Other)
+      Changed.push_back(Index);
   }
 
   const FunctionDecl *Owner;
