@@ -5,6 +5,9 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace clang::cudagraph {
 
@@ -42,6 +45,11 @@ CaptureAnalysis &CaptureAnalysis::get(ASTContext &Ctx,
   E.Key = std::move(Key);
   E.Analysis.reset(new CaptureAnalysis(Ctx, Opts));
   E.Analysis->run();
+  if (!summaryOutput().empty()) {
+    std::string Error;
+    if (!writeJSONFile(summaryOutput(), toJSON(summarize(*E.Analysis)), Error))
+      llvm::errs() << "cudagraph-tidy: error: " << Error << "\n";
+  }
   return *E.Analysis;
 }
 
@@ -52,7 +60,26 @@ CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
       Apis(Opts.BeginFunctions, Opts.EndFunctions, Opts.StatusFunctions),
       Flows(std::make_unique<FlowEngine>(Ctx, Code, Apis)), Values(Ctx),
       CapturedPatterns(Opts.CapturedFunctions),
-      OpRootsSpec(Opts.CustomOpRoots) {}
+      OpRootsSpec(Opts.CustomOpRoots) {
+  const std::string &Path =
+      Opts.ProjectIndex.empty() ? defaultProjectIndex() : Opts.ProjectIndex;
+  if (Path.empty())
+    return;
+  std::shared_ptr<const ProjectIndex> Loaded =
+      ProjectIndex::load(Path, IndexError);
+  if (!Loaded)
+    return;
+  std::string Main;
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (OptionalFileEntryRef F = SM.getFileEntryRefForID(SM.getMainFileID())) {
+    llvm::SmallString<256> P(F->getName());
+    llvm::sys::fs::make_absolute(P);
+    llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+    Main = std::string(P);
+  }
+  Index = std::make_unique<IndexView>(std::move(Loaded), std::move(Main));
+  Flows->setIndex(Index.get());
+}
 
 CaptureAnalysis::~CaptureAnalysis() = default;
 
@@ -607,12 +634,8 @@ void CaptureAnalysis::run() {
   // Custom ops and Python bindings, after the regions written in C++ so a
   // function both reach is reported under the region that certainly runs.
   if (opRootsEnabled()) {
-    Ops = findOpRegistrations(Ctx, Code);
-    NamePatterns Narrow(OpRootsSpec);
+    Ops = selectedOps(/*WithDeclared=*/false);
     for (const OpRegistration &Op : Ops) {
-      if (!Narrow.empty() && !Narrow.matches(Op.Name) &&
-          !Narrow.matches(Code.nameOf(Op.Function)))
-        continue;
       // An op that begins or ends a capture itself manages capture: its
       // regions are analyzed as written.
       if (Flows->hasEvents(Op.Function))
@@ -629,17 +652,72 @@ void CaptureAnalysis::run() {
     }
     drain();
   }
+
+  if (Index)
+    addCrossFileRoots();
+}
+
+std::vector<OpRegistration> CaptureAnalysis::selectedOps(bool WithDeclared) {
+  std::vector<OpRegistration> Selected;
+  if (!opRootsEnabled())
+    return Selected;
+  NamePatterns Narrow(OpRootsSpec);
+  for (OpRegistration &Op : findOpRegistrations(Ctx, Code, WithDeclared))
+    if (Narrow.empty() || Narrow.matches(Op.Name) ||
+        Narrow.matches(Code.nameOf(Op.Function)))
+      Selected.push_back(std::move(Op));
+  return Selected;
+}
+
+void CaptureAnalysis::addCrossFileRoots() {
+  llvm::DenseSet<const FunctionDecl *> Done;
+  for (const auto &Entry : Reached)
+    Done.insert(std::get<0>(Entry.first));
+  std::vector<std::pair<const FunctionDecl *, const CrossReach *>> Roots;
+  llvm::DenseSet<const FunctionDecl *> Seen;
+  for (const FunctionDecl *FD : UserFunctions) {
+    const FunctionDecl *Def = definitionOf(FD);
+    if (!Def || !Seen.insert(Def).second || Done.contains(Def))
+      continue;
+    if (const CrossReach *R = Index->crossReach(Def))
+      Roots.push_back({Def, R});
+  }
+  // Shortest chains first: a function reached from an earlier root in this
+  // unit is analyzed there, with the calls that lead to it.
+  llvm::stable_sort(Roots, [](const auto &L, const auto &R) {
+    return L.second->Chain.size() < R.second->Chain.size();
+  });
+  for (auto [Def, R] : Roots) {
+    bool Already = llvm::any_of(Reached, [&](const auto &Entry) {
+      return std::get<0>(Entry.first) == Def;
+    });
+    if (Already)
+      continue;
+    RegionRoot &Root = ListedRoots.emplace_back();
+    Root.K = RegionRoot::Kind::CrossFile;
+    Root.Loc = Def->getLocation();
+    Root.Owner = Root.Via = Def;
+    Root.Cross = R;
+    Root.Modes = R->Modes ? R->Modes : AnyMode;
+    CaptureContext C;
+    C.Root = &Root;
+    C.Modes = Root.Modes;
+    reach(Def, CallSite(), C);
+    drain();
+  }
 }
 
 bool CaptureAnalysis::opRootsEnabled() {
-  StringRef Spec = StringRef(OpRootsSpec).trim();
-  if (Spec.empty() || Spec.equals_insensitive("false") ||
-      Spec.equals_insensitive("none") || Spec == "0")
-    return false;
-  if (Spec.equals_insensitive("true") || Spec.equals_insensitive("all") ||
-      Spec == "1" || Spec == "*")
-    OpRootsSpec.clear();
-  return true;
+  if (!OpRootsDecided) {
+    OpRootsDecided = true;
+    StringRef Spec = StringRef(OpRootsSpec).trim();
+    OpRootsOn = !(Spec.empty() || Spec.equals_insensitive("false") ||
+                  Spec.equals_insensitive("none") || Spec == "0");
+    if (Spec.equals_insensitive("true") || Spec.equals_insensitive("all") ||
+        Spec == "1" || Spec == "*")
+      OpRootsSpec.clear();
+  }
+  return OpRootsOn;
 }
 
 void CaptureAnalysis::drain() {

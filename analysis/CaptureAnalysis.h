@@ -27,6 +27,7 @@
 #include "CaptureApis.h"
 #include "FunctionFlow.h"
 #include "OpRoots.h"
+#include "ProjectIndex.h"
 #include "UserCode.h"
 #include "ValueFacts.h"
 #include "clang/AST/DeclCXX.h"
@@ -53,11 +54,14 @@ struct CaptureOptions {
   /// Which registered custom ops and Python bindings run under capture:
   /// "true" (all), "false" (none), or globs of op or function names.
   std::string CustomOpRoots = "true";
+  /// The project index (`cudagraph-tidy --index`); empty: the one the tool
+  /// found next to the build, if any.
+  std::string ProjectIndex;
 
   std::string key() const {
     return BeginFunctions + '\n' + EndFunctions + '\n' + CapturedFunctions +
            '\n' + StatusFunctions + '\n' + LibraryHeaderRegex + '\n' +
-           CustomOpRoots;
+           CustomOpRoots + '\n' + ProjectIndex;
   }
 };
 
@@ -154,6 +158,17 @@ public:
 
   ASTContext &context() const { return Ctx; }
   CodeClassifier &code() { return Code; }
+  /// User functions with bodies (instantiations and lambdas included).
+  llvm::ArrayRef<const FunctionDecl *> userFunctions() const {
+    return UserFunctions;
+  }
+  /// The registered ops CustomOpRoots selects; with \p WithDeclared, also
+  /// those whose function is defined in another unit.
+  std::vector<OpRegistration> selectedOps(bool WithDeclared);
+  /// The project index as this unit sees it (null: no index).
+  IndexView *indexView() { return Index.get(); }
+  /// Why the project index could not be used (empty: it could, or none).
+  const std::string &indexError() const { return IndexError; }
   FlowEngine &flows() { return *Flows; }
   bool isUserLocation(SourceLocation Loc) const {
     return Code.isUserLocation(Loc);
@@ -171,8 +186,8 @@ private:
   void run();
   /// Runs the reached functions' flows until no new reach appears.
   void drain();
-  /// Whether CustomOpRoots turns op roots on (clearing it when it names
-  /// no pattern, only "all").
+  /// Whether CustomOpRoots turns op roots on (clearing it, on the first
+  /// call, when it names no pattern, only "all").
   bool opRootsEnabled();
   void addScope(const CapturedScope &Scope);
   void addSite(const CallSite &Site, const CaptureContext &Ctx,
@@ -181,6 +196,9 @@ private:
              const CaptureContext &Ctx, const FunctionDecl *Invoker = nullptr,
              Bindings Args = Bindings());
   void reachPassedCallables();
+  /// Roots the functions of this unit that the index says run under a
+  /// capture of another unit.
+  void addCrossFileRoots();
   /// Whether the function holding \p Root's begin (or the begin wrapper)
   /// calls \p Def before the capture begins.
   bool warmedUpBefore(const RegionRoot *Root, const FunctionDecl *Def);
@@ -220,6 +238,9 @@ private:
   std::deque<RegionRoot> ListedRoots;
   std::vector<OpRegistration> Ops;
   std::string OpRootsSpec;
+  bool OpRootsDecided = false, OpRootsOn = false;
+  std::unique_ptr<IndexView> Index;
+  std::string IndexError;
   /// Reaches by function, modes, constant arguments and warm-up.
   std::map<std::tuple<const FunctionDecl *, ModeSet, std::string>,
            const Reach *>

@@ -1,6 +1,7 @@
 //===--- FunctionFlow.cpp - cudagraph analysis ----------------------------===//
 
 #include "FunctionFlow.h"
+#include "ProjectIndex.h"
 #include "ForwardAnalysis.h"
 #include "HazardCatalog.h"
 #include "clang/AST/ASTContext.h"
@@ -66,9 +67,20 @@ CaptureEvent FlowEngine::eventOf(const FunctionDecl *Callee) {
   if (E != CaptureEvent::None)
     return E;
   const FunctionDecl *Def = definitionOf(Callee);
-  if (!Def || !Code.isUserLocation(Def->getLocation()) || !hasEvents(Def))
+  if (!Def) {
+    const IndexedFunction *F = external(Callee);
+    return F ? F->Event : CaptureEvent::None;
+  }
+  if (!Code.isUserLocation(Def->getLocation()) || !hasEvents(Def))
     return CaptureEvent::None;
   return summary(Def).Event;
+}
+
+const IndexedFunction *FlowEngine::external(const FunctionDecl *FD) {
+  if (!Index || !FD || FD->hasBody() ||
+      !Code.isUserLocation(FD->getCanonicalDecl()->getLocation()))
+    return nullptr;
+  return Index->external(FD);
 }
 
 bool FlowEngine::hasEvents(const FunctionDecl *FD) {
@@ -86,6 +98,11 @@ bool FlowEngine::hasEvents(const FunctionDecl *FD) {
     const FunctionDecl *Def = definitionOf(Site.Callee);
     if (Def && Def != FD && Code.isUserLocation(Def->getLocation()) &&
         hasEvents(Def)) {
+      Found = true;
+      break;
+    }
+    if (const IndexedFunction *F = Def ? nullptr : external(Site.Callee);
+        F && F->Event != CaptureEvent::None) {
       Found = true;
       break;
     }
@@ -247,6 +264,9 @@ bool FlowEngine::hasCaptureTests(const FunctionDecl *FD) {
 
 CaptureTest FlowEngine::returnedTest(const FunctionDecl *FD) {
   const FunctionDecl *Def = definitionOf(FD);
+  if (!Def)
+    if (const IndexedFunction *F = external(FD))
+      return F->Test;
   if (!Def || Def->getReturnType()->isVoidType())
     return CaptureTest::Unknown;
   auto [It, Inserted] = ReturnedTestCache.try_emplace(Def, CaptureTest::Unknown);
@@ -311,10 +331,13 @@ bool FlowEngine::endsThroughHolder(const VarDecl *VD) {
     if (const auto *Cleanup = dyn_cast<ExprWithCleanups>(Init))
       Init = Cleanup->getSubExpr()->IgnoreImplicit();
     // `auto guard = begin_guarded(s);`: the returned object ends it.
-    if (const auto *Call = dyn_cast<CallExpr>(Init->IgnoreParenImpCasts()))
+    if (const auto *Call = dyn_cast<CallExpr>(Init->IgnoreParenImpCasts())) {
       if (const FunctionDecl *Def = definitionOf(Call->getDirectCallee()))
         Ends = Code.isUserLocation(Def->getLocation()) && hasEvents(Def) &&
                summary(Def).ReturnedObjectEnds;
+      else if (const IndexedFunction *F = external(Call->getDirectCallee()))
+        Ends = F->ReturnedObjectEnds;
+    }
     // `ScopeExit guard([&] { end(s); });`: the object holds the callable.
     if (!Ends && destructorOf(VD->getType())) {
       std::vector<CallSite> Sites;
@@ -420,7 +443,8 @@ const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
                                           : RegionRoot::Kind::Wrapper;
     R.Via = Callee;
     const FunctionDecl *Def = definitionOf(Callee);
-    R.Modes = Def ? summary(Def).Modes : AnyMode;
+    const IndexedFunction *F = Def ? nullptr : external(Callee);
+    R.Modes = Def ? summary(Def).Modes : F ? F->Modes : AnyMode;
     if (!R.Modes)
       R.Modes = AnyMode;
   }

@@ -37,6 +37,9 @@ class CFGBlock;
 namespace cudagraph {
 
 struct OpRegistration;
+struct CrossReach;
+struct IndexedFunction;
+class IndexView;
 
 /// Where a capture region starts.
 struct RegionRoot {
@@ -46,6 +49,7 @@ struct RegionRoot {
     GuardObject, // a constructor that begins capture
     Listed,      // a function listed in CapturedFunctions runs captured
     OpEntry,     // a custom op or Python binding: Python may capture it
+    CrossFile,   // runs under a capture of another translation unit
     Entry        // the capture the caller has open (placeholder)
   };
   Kind K = Kind::BeginApi;
@@ -54,6 +58,7 @@ struct RegionRoot {
   const FunctionDecl *Owner = nullptr; // where the begin is
   const FunctionDecl *Via = nullptr;   // the wrapper or guard constructor
   const OpRegistration *Op = nullptr;  // OpEntry: the registration
+  const CrossReach *Cross = nullptr;   // CrossFile: the chain from the index
   ModeSet Modes = AnyMode;
   /// Conditions the begin ran under: an edge contradicting one of them
   /// cannot be on a path where this capture is open.
@@ -152,8 +157,12 @@ public:
 
   CodeClassifier &code() { return Code; }
   ASTContext &context() { return Ctx; }
+  /// The project index, for the events of functions defined in other units.
+  void setIndex(IndexView *View) { Index = View; }
 
 private:
+  /// What the index says of \p FD, a user function without a body here.
+  const IndexedFunction *external(const FunctionDecl *FD);
   class Builder;
   bool hasCaptureTests(const FunctionDecl *FD);
   bool endsThroughHolder(const VarDecl *VD);
@@ -180,6 +189,7 @@ private:
   CaptureTestClassifier Tests;
   std::optional<llvm::DenseSet<const Decl *>> Registries;
   RegionRoot EntryRootObject;
+  IndexView *Index = nullptr;
 
   llvm::DenseMap<const FunctionDecl *, std::vector<CallSite>> CallsCache;
   enum class Tri : unsigned char { InProgress, No, Yes };

@@ -148,8 +148,9 @@ bool handlesTensors(const FunctionDecl *FD) {
 
 class RegistrationFinder : public RecursiveASTVisitor<RegistrationFinder> {
 public:
-  RegistrationFinder(ASTContext &Ctx, const CodeClassifier &Code)
-      : Ctx(Ctx), Code(Code) {}
+  RegistrationFinder(ASTContext &Ctx, const CodeClassifier &Code,
+                     bool WithDeclared)
+      : Ctx(Ctx), Code(Code), WithDeclared(WithDeclared) {}
   bool shouldVisitLambdaBody() const { return true; }
 
   bool TraverseDecl(Decl *D) {
@@ -270,6 +271,9 @@ private:
   void add(OpRegistration::Kind K, const FunctionDecl *F, std::string Name,
            SourceLocation Loc) {
     const FunctionDecl *Def = definitionOf(F);
+    // Defined in another unit of the project: the index roots it there.
+    if (!Def && WithDeclared && F && !F->hasBody())
+      Def = F->getCanonicalDecl();
     if (!Def || !Code.isUserLocation(Def->getLocation()) ||
         !handlesTensors(Def) || !Seen.insert(Def).second)
       return;
@@ -283,6 +287,7 @@ private:
   };
   ASTContext &Ctx;
   const CodeClassifier &Code;
+  const bool WithDeclared;
   llvm::SmallVector<const FunctionDecl *, 4> Enclosing;
   llvm::DenseMap<const FunctionDecl *, LibraryInfo> Libraries;
   llvm::DenseSet<const FunctionDecl *> Seen;
@@ -292,8 +297,9 @@ private:
 } // namespace
 
 std::vector<OpRegistration> findOpRegistrations(ASTContext &Ctx,
-                                                const CodeClassifier &Code) {
-  RegistrationFinder Finder(Ctx, Code);
+                                                const CodeClassifier &Code,
+                                                bool WithDeclared) {
+  RegistrationFinder Finder(Ctx, Code, WithDeclared);
   Finder.TraverseDecl(Ctx.getTranslationUnitDecl());
   return Finder.take();
 }

@@ -38,7 +38,8 @@ struct OpRegistration {
     AutogradFunction, // torch::autograd::Function<T>::forward / backward
   };
   Kind K;
-  /// The registered function's definition (a lambda's call operator too).
+  /// The registered function's definition (a lambda's call operator too),
+  /// or its declaration when it is defined in another unit.
   const FunctionDecl *Function = nullptr;
   /// The name Python calls it by ("myops::rms_norm", "fwd", "Norm.forward").
   std::string Name;
@@ -47,9 +48,12 @@ struct OpRegistration {
 };
 
 /// Every registration in user code of \p Ctx's translation unit whose
-/// function has a body here, once per function and in source order.
+/// function has a body here (or, with \p WithDeclared, is only declared
+/// here: Function is then the declaration), once per function and in source
+/// order.
 std::vector<OpRegistration> findOpRegistrations(ASTContext &Ctx,
-                                                const CodeClassifier &Code);
+                                                const CodeClassifier &Code,
+                                                bool WithDeclared = false);
 
 /// Whether an implementation registered for \p Key (a c10::DispatchKey or
 /// c10::DeviceType enumerator name) can run on CUDA tensors.

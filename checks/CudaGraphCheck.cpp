@@ -8,6 +8,7 @@
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Preprocessor.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace clang::ast_matchers;
 
@@ -49,6 +50,7 @@ CudaGraphCheck::CudaGraphCheck(StringRef Name, ClangTidyContext *Context)
   CaptureOpts.CustomOpRoots =
       Options.getLocalOrGlobal("CustomOpRoots", CaptureOpts.CustomOpRoots)
           .str();
+  CaptureOpts.ProjectIndex = Options.getLocalOrGlobal("ProjectIndex", "").str();
 }
 
 void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
@@ -58,6 +60,7 @@ void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "CaptureStatusFunctions", CaptureOpts.StatusFunctions);
   Options.store(Opts, "LibraryHeaderRegex", CaptureOpts.LibraryHeaderRegex);
   Options.store(Opts, "CustomOpRoots", CaptureOpts.CustomOpRoots);
+  Options.store(Opts, "ProjectIndex", CaptureOpts.ProjectIndex);
 }
 
 void CudaGraphCheck::registerPPCallbacks(const SourceManager &SM,
@@ -80,7 +83,15 @@ void CudaGraphCheck::registerMatchers(MatchFinder *Finder) {
 
 void CudaGraphCheck::check(const MatchFinder::MatchResult &Result) {
   ASTContext &Ctx = *Result.Context;
-  checkCapture(CaptureAnalysis::get(Ctx, CaptureOpts));
+  CaptureAnalysis &Analysis = CaptureAnalysis::get(Ctx, CaptureOpts);
+  // Said once per process: every check and unit would repeat it.
+  static bool IndexErrorShown = false;
+  if (!Analysis.indexError().empty() && !IndexErrorShown) {
+    IndexErrorShown = true;
+    llvm::errs() << "cudagraph-tidy: warning: " << Analysis.indexError()
+                 << "; calls across files are not followed\n";
+  }
+  checkCapture(Analysis);
   // This runs when the matcher walk reaches the translation unit, before it
   // descends. With no other check enabled, an empty traversal scope ends the
   // walk there: on a libtorch translation unit the walk over every header
@@ -220,6 +231,19 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
          DiagnosticIDs::Note)
         << displayName(Root->Via) << What[static_cast<int>(Root->Op->K)]
         << Root->Op->Name;
+    break;
+  }
+  case RegionRoot::Kind::CrossFile: {
+    std::string Chain;
+    for (const std::string &Step : Root->Cross->Chain)
+      Chain += (Chain.empty() ? "" : "; ") + shortenPaths(Step);
+    if (Root->Cross->OpRoot)
+      diag(Root->Loc, "%0", DiagnosticIDs::Note) << Chain;
+    else
+      diag(Root->Loc,
+           "'%0' runs under CUDA graph capture begun in another file: %1",
+           DiagnosticIDs::Note)
+          << displayName(Root->Via) << Chain;
     break;
   }
   case RegionRoot::Kind::Listed:

@@ -1,7 +1,9 @@
 //===--- Driver.cpp - cudagraph-tidy --------------------------------------===//
 
 #include "Driver.h"
+#include "IndexBuilder.h"
 #include "NvccCommand.h"
+#include "ProjectIndex.h"
 #include "clang-tidy/tool/ClangTidyMain.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -14,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include <thread>
 
 #ifndef CUDAGRAPH_TIDY_VERSION
 #define CUDAGRAPH_TIDY_VERSION "0.0.0"
@@ -44,7 +47,8 @@ bool takesSeparateValue(llvm::StringRef Arg) {
        {"p", "checks", "config", "config-file", "export-fixes", "format-style",
         "header-filter", "line-filter", "extra-arg", "extra-arg-before",
         "vfsoverlay", "store-check-profile", "load", "exclude-header-filter",
-        "warnings-as-errors", "export-clang-database"})
+        "warnings-as-errors", "export-clang-database", "index-jobs",
+        "index-tu", "index-key", "project-index"})
     if (isOption(Arg, Name))
       return true;
   return false;
@@ -102,6 +106,10 @@ struct CommandLine {
   std::vector<std::string> Flags; // after --
   std::optional<std::string> BuildPath;
   std::optional<std::string> ExportDatabase;
+  bool Index = false; // --index: build or refresh the project index
+  unsigned IndexJobs = 0;
+  std::optional<std::string> IndexUnit, IndexKey, ProjectIndexPath;
+  bool Quiet = false;
 };
 
 CommandLine parse(const std::vector<std::string> &Args) {
@@ -125,6 +133,28 @@ CommandLine parse(const std::vector<std::string> &Args) {
       C.ExportDatabase = valueOf(Args, I);
       continue;
     }
+    if (isOption(Arg, "index") && !Arg.contains('=')) {
+      C.Index = true;
+      continue;
+    }
+    if (isOption(Arg, "index-jobs")) {
+      llvm::StringRef(valueOf(Args, I)).getAsInteger(10, C.IndexJobs);
+      continue;
+    }
+    if (isOption(Arg, "index-tu")) {
+      C.IndexUnit = valueOf(Args, I);
+      continue;
+    }
+    if (isOption(Arg, "index-key")) {
+      C.IndexKey = valueOf(Args, I);
+      continue;
+    }
+    if (isOption(Arg, "project-index")) {
+      C.ProjectIndexPath = valueOf(Args, I);
+      continue;
+    }
+    if (isOption(Arg, "quiet"))
+      C.Quiet = true;
     C.Options.push_back(Args[I]);
     if (takesSeparateValue(Arg) && I + 1 < Args.size())
       C.Options.push_back(Args[++I]);
@@ -285,6 +315,13 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
   });
   std::vector<std::string> Args(Argv + 1, Argv + Argc);
   CommandLine C = parse(Args);
+  std::optional<std::string> UserBuildPath = C.BuildPath;
+  if (C.Index && !C.BuildPath)
+    return fail("--index needs -p <build directory> (the directory holding "
+                "compile_commands.json; the index is written there)");
+  if (C.Index && C.HasDashDash)
+    return fail("--index reads the compilation database; it takes no "
+                "compiler flags after '--'");
 
   // nvcc flags after `--` (CMake's CMAKE_CUDA_CLANG_TIDY passes the whole
   // nvcc command line there): translate them for clang.
@@ -357,6 +394,90 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
         C.BuildPath = TempDir;
       }
     }
+  }
+
+  if (C.Index) {
+    IndexRequest R;
+    R.Self = llvm::sys::fs::getMainExecutable(
+        Argv[0], reinterpret_cast<void *>(&runCudaGraphTidy));
+    R.BuildPath = *UserBuildPath;
+    R.DatabaseDir = *C.BuildPath;
+    std::string Error;
+    std::unique_ptr<clang::tooling::CompilationDatabase> DB =
+        clang::tooling::CompilationDatabase::loadFromDirectory(R.DatabaseDir,
+                                                               Error);
+    if (!DB)
+      return fail("no usable compilation database in '" + R.DatabaseDir +
+                  "': " + Error);
+    if (C.Sources.empty()) {
+      R.Commands = DB->getAllCompileCommands();
+    } else {
+      for (const std::string &S : C.Sources) {
+        if (!llvm::sys::fs::exists(S))
+          return fail("'" + S + "': no such file");
+        std::vector<clang::tooling::CompileCommand> Found =
+            DB->getCompileCommands(absolute(S));
+        if (Found.empty())
+          return fail("'" + S + "' is not in the compilation database of '" +
+                      *UserBuildPath + "'");
+        R.Commands.insert(R.Commands.end(), Found.begin(), Found.end());
+      }
+    }
+    // Only the options that change what the analysis sees travel to the
+    // units' runs; which checks report does not matter there.
+    for (size_t I = 0; I < C.Options.size(); ++I) {
+      llvm::StringRef O = C.Options[I];
+      bool Keep = false;
+      for (const char *Name : {"config", "config-file", "extra-arg",
+                               "extra-arg-before", "vfsoverlay"})
+        Keep |= isOption(O, Name);
+      if (!Keep)
+        continue;
+      R.Options.push_back(C.Options[I]);
+      if (takesSeparateValue(O) && I + 1 < C.Options.size())
+        R.Options.push_back(C.Options[++I]);
+    }
+    // The units read the index being refreshed for the events of functions
+    // defined in other units.
+    R.Options.push_back("--project-index=" + indexPathFor(R.BuildPath));
+    R.Jobs = C.IndexJobs ? C.IndexJobs
+                         : std::max(1u, std::thread::hardware_concurrency());
+    R.Quiet = C.Quiet;
+    return buildIndex(R);
+  }
+
+  // The project index: the one named, else the one next to the build.
+  if (C.IndexUnit) {
+    // A unit's run for --index: summarize, report nothing.
+    clang::cudagraph::setSummaryOutput(*C.IndexUnit, C.IndexKey.value_or(""));
+    std::vector<std::string> Kept;
+    for (size_t I = 0; I < C.Options.size(); ++I) {
+      llvm::StringRef O = C.Options[I];
+      bool Drop = isOption(O, "checks") || isOption(O, "warnings-as-errors") ||
+                  isOption(O, "export-fixes") || isOption(O, "fix") ||
+                  isOption(O, "fix-errors");
+      if (Drop) {
+        if (takesSeparateValue(O) && I + 1 < C.Options.size())
+          ++I;
+        continue;
+      }
+      Kept.push_back(C.Options[I]);
+    }
+    Kept.push_back("--checks=-*,cudagraph-capture-left-open");
+    C.Options = std::move(Kept);
+    std::string Existing =
+        C.ProjectIndexPath ? *C.ProjectIndexPath
+                           : UserBuildPath ? indexPathFor(*UserBuildPath) : "";
+    if (!Existing.empty() && llvm::sys::fs::exists(Existing))
+      clang::cudagraph::setDefaultProjectIndex(Existing);
+  } else if (C.ProjectIndexPath) {
+    std::string Error;
+    if (!clang::cudagraph::ProjectIndex::load(*C.ProjectIndexPath, Error))
+      return fail(Error);
+    clang::cudagraph::setDefaultProjectIndex(*C.ProjectIndexPath);
+  } else if (UserBuildPath && !C.ExportDatabase) {
+    clang::cudagraph::setDefaultProjectIndex(
+        checkIndex(*UserBuildPath, C.Sources, C.Quiet));
   }
 
   std::vector<std::string> Rebuilt = C.Options;

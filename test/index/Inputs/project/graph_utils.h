@@ -1,0 +1,26 @@
+// A small inference server's capture helpers, split over files as real
+// projects split them: the wrappers live in graph_utils.cu, the steps in
+// steps.cu, the graph runner in runner.cu, the op registrations in ops.cpp.
+#pragma once
+#include <cstdlib>
+#include <cuda_runtime.h>
+#include <functional>
+
+void begin_graph(cudaStream_t s);
+void end_graph(cudaStream_t s, cudaGraph_t *g);
+bool graph_capturing(cudaStream_t s);
+void run_captured(cudaStream_t s, cudaGraph_t *g,
+                  const std::function<void(cudaStream_t)> &work);
+
+void decode_step(cudaStream_t s, float *buf, int n);
+void prefill_step(cudaStream_t s, float *buf, int n);
+void warm_tables(cudaStream_t s);
+void sample_tokens(cudaStream_t s, float *logits, int n);
+
+struct Stage {
+  virtual ~Stage() = default;
+  virtual void run(cudaStream_t s) = 0;
+};
+struct NormStage : Stage {
+  void run(cudaStream_t s) override;
+};

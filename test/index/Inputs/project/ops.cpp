@@ -1,0 +1,8 @@
+#include "ops.h"
+#include <torch/library.h>
+
+// Registered here, defined in kernels.cu.
+TORCH_LIBRARY(serve, m) {
+  m.def("fused_norm(Tensor x) -> Tensor", &fused_norm);
+  m.def("safe_scale(Tensor x, float f) -> Tensor", &safe_scale);
+}

@@ -1,0 +1,25 @@
+#include "graph_utils.h"
+
+void maybe_sync(cudaStream_t s);
+
+void capture_decode(cudaStream_t s, float *buf, int n, Stage &stage) {
+  warm_tables(s);
+  cudaGraph_t g;
+  begin_graph(s);
+  decode_step(s, buf, n);
+  stage.run(s);
+  maybe_sync(s);
+  end_graph(s, &g);
+  // After the end: not captured, no finding.
+  cudaStreamSynchronize(s);
+}
+
+void capture_prefill(cudaStream_t s, float *buf, int n) {
+  cudaGraph_t g;
+  run_captured(s, &g, [=](cudaStream_t st) { prefill_step(st, buf, n); });
+}
+
+void maybe_sync(cudaStream_t s) {
+  if (!graph_capturing(s))
+    cudaStreamSynchronize(s);
+}
