@@ -124,6 +124,23 @@ const FunctionDecl *destructorOf(QualType T) {
   return RD->getDestructor();
 }
 
+bool emplacesThread(const FunctionDecl *FD) {
+  const auto *M = dyn_cast_or_null<CXXMethodDecl>(FD);
+  if (!M || !M->getIdentifier() ||
+      !(M->getName() == "emplace_back" || M->getName() == "emplace" ||
+        M->getName() == "emplace_front"))
+    return false;
+  const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(M->getParent());
+  if (!Spec || !Spec->isInStdNamespace() ||
+      Spec->getTemplateArgs().size() == 0 ||
+      Spec->getTemplateArgs()[0].getKind() != TemplateArgument::Type)
+    return false;
+  const CXXRecordDecl *Elem =
+      Spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
+  return Elem && Elem->isInStdNamespace() && Elem->getIdentifier() &&
+         (Elem->getName() == "thread" || Elem->getName() == "jthread");
+}
+
 /// Whether \p S keeps the callables it is given for later instead of
 /// running them: a std::function (or packaged_task, ...) made or assigned,
 /// or a standard container's insertion. What it stores runs where it is
@@ -131,7 +148,8 @@ const FunctionDecl *destructorOf(QualType T) {
 static bool storesCallables(const Stmt *S) {
   const auto *M = dyn_cast_or_null<CXXMethodDecl>(directCallee(S));
   const CXXRecordDecl *RD = M ? M->getParent() : nullptr;
-  if (!RD || !RD->isInStdNamespace() || !RD->getIdentifier())
+  if (!RD || !RD->isInStdNamespace() || !RD->getIdentifier() ||
+      emplacesThread(M))
     return false;
   StringRef Class = RD->getName();
   if ((Class == "function" || Class == "move_only_function" ||

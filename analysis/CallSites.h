@@ -47,6 +47,10 @@ const FunctionDecl *passedCallable(const Expr *Arg);
 /// a local, assigned in its function. Empty when none is visible.
 llvm::SmallVector<const FunctionDecl *, 2> invokedCallables(const Stmt *S);
 
+/// Whether \p FD emplaces into a standard container of std::thread or
+/// std::jthread: the callable it gets starts a thread.
+bool emplacesThread(const FunctionDecl *FD);
+
 /// The function a call or construction \p S invokes directly, or null.
 const FunctionDecl *directCallee(const Stmt *S);
 

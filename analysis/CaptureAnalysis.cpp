@@ -4,6 +4,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -44,12 +45,16 @@ CaptureAnalysis &CaptureAnalysis::get(ASTContext &Ctx,
   E.Ctx = &Ctx;
   E.Key = std::move(Key);
   E.Analysis.reset(new CaptureAnalysis(Ctx, Opts));
-  E.Analysis->run();
+  // A unit's run for the project index: its summary holds per-function
+  // facts only, so the roots and reach of this unit are not needed.
   if (!summaryOutput().empty()) {
+    E.Analysis->collectUserFunctions();
     std::string Error;
     if (!writeJSONFile(summaryOutput(), toJSON(summarize(*E.Analysis)), Error))
       llvm::errs() << "cudagraph-tidy: error: " << Error << "\n";
+    return *E.Analysis;
   }
+  E.Analysis->run();
   return *E.Analysis;
 }
 
@@ -134,9 +139,21 @@ CaptureAnalysis::contextOf(const FunctionDecl *FD, const Stmt *S) const {
 // Reach
 //===----------------------------------------------------------------------===//
 
+static bool onOtherThread(const RegionRoot *Root) {
+  return Root && Root->K == RegionRoot::Kind::OtherThread;
+}
+
+void CaptureAnalysis::pushSite(const CapturedSite &Site) {
+  (onOtherThread(Site.Ctx.Root) ? ThreadSites : Sites).push_back(Site);
+}
+
 void CaptureAnalysis::addScope(const CapturedScope &Scope) {
-  ScopesByFunction[Scope.Function].push_back(Scopes.size());
-  Scopes.push_back(Scope);
+  // Another thread's code is not captured: no statement of it is in a
+  // capture scope, only its calls are looked at.
+  if (!onOtherThread(Scope.EntryRoot)) {
+    ScopesByFunction[Scope.Function].push_back(Scopes.size());
+    Scopes.push_back(Scope);
+  }
   for (const FlowSite &FS : Scope.Flow->Sites)
     if ((!Scope.Values || !Scope.Values->isDead(FS.Site)) &&
         !(Scope.Cold && FS.Site.S && Scope.Cold->contains(FS.Site.S)))
@@ -146,37 +163,58 @@ void CaptureAnalysis::addScope(const CapturedScope &Scope) {
         {Scope.Function, PC.Param, Scope.resolve(PC.State)});
 }
 
-/// Whether a callable passed at \p Site runs on another thread
-/// (std::thread, std::jthread, std::async).
+/// Whether a callable passed at \p Site runs on another thread:
+/// std::thread, std::jthread, std::async, pthread_create, or a thread
+/// emplaced into a container of threads.
 static bool startsThread(const CallSite &Site) {
   const FunctionDecl *Starter = directCallee(Site.S);
   if (!Starter)
     return false;
+  if (Starter->getDeclContext()->isTranslationUnit() ||
+      Starter->getDeclContext()->isExternCContext())
+    if (const IdentifierInfo *II = Starter->getIdentifier())
+      return II->getName() == "pthread_create";
   const DeclContext *DC = Starter->getDeclContext();
   if (isa<CXXRecordDecl>(DC))
     DC = DC->getParent();
   if (!DC || !DC->isStdNamespace())
     return false;
   std::string Name = Starter->getQualifiedNameAsString();
-  return Name == "std::thread::thread" || Name == "std::jthread::jthread" ||
-         Name == "std::async";
+  if (Name == "std::thread::thread" || Name == "std::jthread::jthread" ||
+      Name == "std::async")
+    return true;
+  // workers.emplace_back(fn) on a std::vector<std::thread> (or deque, list).
+  return emplacesThread(Starter);
 }
 
 void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
                               const FunctionDecl *Function,
                               const ValueResult *CallerValues) {
   CaptureContext C = Ctx;
-  // Another thread's calls touch this capture only in global mode.
+  // A thread started during the capture is not captured; its calls touch
+  // the capture only in global mode, where the capture prohibits them from
+  // any thread.
   if (Site.K == CallSite::Kind::Callable && startsThread(Site)) {
     C.Modes &= ModeGlobal;
-    if (!C.Modes)
+    if (!C.Modes || C.StreamGuarded)
       return;
+    if (!onOtherThread(C.Root)) {
+      RegionRoot &Root = ListedRoots.emplace_back();
+      Root.K = RegionRoot::Kind::OtherThread;
+      Root.Loc = Site.Loc;
+      Root.Call = Site.S;
+      Root.Owner = Function;
+      Root.Via = definitionOf(Site.Callee);
+      Root.Capture = C.Root;
+      Root.Modes = ModeGlobal;
+      C.Root = &Root;
+    }
   }
   // Begin calls are not work done under capture.
   if (Site.K != CallSite::Kind::Callable &&
       Flows->eventOf(Site.Callee) == CaptureEvent::Begin)
     return;
-  Sites.push_back({Site, C, Function, CallerValues});
+  pushSite({Site, C, Function, CallerValues});
   // In the function that began the capture, a boolean the begin was guarded
   // by holds its value at calls made while the capture is open: `if (use)
   // begin(); run(use);` runs `run` with `use` true.
@@ -230,7 +268,7 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
     InnerCtx.Chain = &Entry;
     InnerCtx.StreamGuarded = LS.StreamGuarded;
     if (!LS.Conditional)
-      Sites.push_back({LS.Site, InnerCtx, Function, nullptr});
+      pushSite({LS.Site, InnerCtx, Function, nullptr});
     // Library templates call back into user code (functors, lambdas).
     if (const FunctionDecl *InnerDef = definitionOf(LS.Site.Callee))
       if (Code.isUserLocation(InnerDef->getLocation()) && !LS.StreamGuarded)
@@ -595,11 +633,15 @@ bool CaptureAnalysis::isLibtorchCode(const FunctionDecl *FD) {
   return LibtorchCache[FD] = Torch;
 }
 
-void CaptureAnalysis::run() {
+void CaptureAnalysis::collectUserFunctions() {
   forEachUserFunction(
       Ctx, Code,
       [&](const FunctionDecl *FD) { UserFunctions.push_back(FD); },
       FunctionWalk::Instantiated);
+}
+
+void CaptureAnalysis::run() {
+  collectUserFunctions();
 
   // Regions: functions with capture events, entered with no capture open.
   for (const FunctionDecl *FD : UserFunctions) {
@@ -655,6 +697,102 @@ void CaptureAnalysis::run() {
 
   if (Index)
     addCrossFileRoots();
+
+  // Last: a function some capture reaches is analyzed as captured first.
+  addOtherThreadRoots();
+}
+
+/// Whether \p FD is std::thread::join, std::jthread::join, or a
+/// std::future's get or wait: a thread started before it has finished.
+static bool waitsForThread(const FunctionDecl *FD) {
+  const auto *M = dyn_cast_or_null<CXXMethodDecl>(FD);
+  if (!M || !M->getIdentifier() || !M->getParent()->isInStdNamespace())
+    return false;
+  StringRef Class = M->getParent()->getName(), Name = M->getName();
+  if (Class == "thread" || Class == "jthread")
+    return Name == "join";
+  if (Class == "future" || Class == "shared_future" ||
+      Class == "__basic_future")
+    return Name == "get" || Name == "wait";
+  return false;
+}
+
+/// Whether \p S (a thread start) is the initializer of a local whose scope
+/// ends before \p Before: a std::jthread or a std::async future joins there.
+static bool scopeEndsBefore(ASTContext &Ctx, const Stmt *S,
+                            SourceLocation Before) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  DynTypedNodeList Parents = Ctx.getParents(*S);
+  for (unsigned Depth = 0; Depth < 8 && !Parents.empty(); ++Depth) {
+    if (const auto *DS = Parents[0].get<DeclStmt>()) {
+      DynTypedNodeList Outer = Ctx.getParents(*DS);
+      const auto *Block = Outer.empty() ? nullptr : Outer[0].get<CompoundStmt>();
+      return Block && SM.isBeforeInTranslationUnit(
+                          SM.getExpansionLoc(Block->getRBracLoc()),
+                          SM.getExpansionLoc(Before));
+    }
+    Parents = Ctx.getParents(Parents[0]);
+  }
+  return false;
+}
+
+void CaptureAnalysis::addOtherThreadRoots() {
+  const SourceManager &SM = Ctx.getSourceManager();
+  llvm::DenseSet<const FunctionDecl *> Seen;
+  for (const FunctionDecl *FD : UserFunctions) {
+    if (!Seen.insert(FD).second || !Flows->hasEvents(FD))
+      continue;
+    const FunctionFlow &Flow = Flows->flow(FD, /*EntryCapturing=*/false);
+    llvm::SmallVector<const RegionRoot *, 2> Begins;
+    for (const RegionRoot &R : Flows->roots())
+      if (R.Owner == FD && R.Call && (R.Modes & ModeGlobal))
+        Begins.push_back(&R);
+    if (Begins.empty())
+      continue;
+    llvm::ArrayRef<CallSite> Calls = Flows->callsIn(FD);
+    for (const CallSite &Site : Calls) {
+      if (Site.K != CallSite::Kind::Callable || !Site.S || !startsThread(Site))
+        continue;
+      const CaptureState *State = Flow.stateAt(Site.S);
+      if (State && State->capturing())
+        continue; // started inside the capture: reached from there
+      const FunctionDecl *Def = definitionOf(Site.Callee);
+      if (!Def || !Code.isUserLocation(Def->getLocation()))
+        continue;
+      SourceLocation Start = SM.getExpansionLoc(Site.S->getBeginLoc());
+      for (const RegionRoot *Begin : Begins) {
+        SourceLocation BeginLoc = SM.getExpansionLoc(Begin->Call->getBeginLoc());
+        if (!SM.isBeforeInTranslationUnit(Start, BeginLoc))
+          continue;
+        bool Joined = scopeEndsBefore(Ctx, Site.S, BeginLoc) ||
+                      llvm::any_of(Calls, [&](const CallSite &Other) {
+                        if (Other.K != CallSite::Kind::Call || !Other.S ||
+                            !waitsForThread(Other.Callee))
+                          return false;
+                        SourceLocation At =
+                            SM.getExpansionLoc(Other.S->getBeginLoc());
+                        return SM.isBeforeInTranslationUnit(Start, At) &&
+                               SM.isBeforeInTranslationUnit(At, BeginLoc);
+                      });
+        if (Joined)
+          continue;
+        RegionRoot &Root = ListedRoots.emplace_back();
+        Root.K = RegionRoot::Kind::OtherThread;
+        Root.Loc = Site.Loc;
+        Root.Call = Site.S;
+        Root.Owner = FD;
+        Root.Via = Def;
+        Root.Capture = Begin;
+        Root.Modes = ModeGlobal;
+        CaptureContext C;
+        C.Root = &Root;
+        C.Modes = ModeGlobal;
+        reach(Def, Site, C);
+        break;
+      }
+    }
+  }
+  drain();
 }
 
 std::vector<OpRegistration> CaptureAnalysis::selectedOps(bool WithDeclared) {

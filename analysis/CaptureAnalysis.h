@@ -143,6 +143,10 @@ public:
   ~CaptureAnalysis();
 
   llvm::ArrayRef<CapturedSite> sites() const { return Sites; }
+  /// Calls made on another thread while a global-mode capture of this
+  /// thread may be open (not captured: only calls the capture prohibits
+  /// from any thread matter there).
+  llvm::ArrayRef<CapturedSite> threadSites() const { return ThreadSites; }
   llvm::ArrayRef<CapturedScope> scopes() const { return Scopes; }
   llvm::ArrayRef<OpenReturn> openReturns() const { return OpenReturns; }
 
@@ -184,6 +188,7 @@ public:
 private:
   CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts);
   void run();
+  void collectUserFunctions();
   /// Runs the reached functions' flows until no new reach appears.
   void drain();
   /// Whether CustomOpRoots turns op roots on (clearing it, on the first
@@ -199,6 +204,10 @@ private:
   /// Roots the functions of this unit that the index says run under a
   /// capture of another unit.
   void addCrossFileRoots();
+  /// Roots the functions of threads started before a global-mode capture
+  /// begins and not joined before it.
+  void addOtherThreadRoots();
+  void pushSite(const CapturedSite &Site);
   /// Whether the function holding \p Root's begin (or the begin wrapper)
   /// calls \p Def before the capture begins.
   bool warmedUpBefore(const RegionRoot *Root, const FunctionDecl *Def);
@@ -260,7 +269,7 @@ private:
   llvm::DenseMap<const FunctionDecl *,
                  std::unique_ptr<llvm::DenseSet<const Stmt *>>>
       ConditionalCache, FirstUseCache;
-  std::vector<CapturedSite> Sites;
+  std::vector<CapturedSite> Sites, ThreadSites;
   std::vector<CapturedScope> Scopes;
   std::vector<OpenReturn> OpenReturns;
   llvm::DenseMap<const FunctionDecl *, std::vector<unsigned>> ScopesByFunction;

@@ -50,6 +50,7 @@ struct RegionRoot {
     Listed,      // a function listed in CapturedFunctions runs captured
     OpEntry,     // a custom op or Python binding: Python may capture it
     CrossFile,   // runs under a capture of another translation unit
+    OtherThread, // a thread started before a global-mode capture begins
     Entry        // the capture the caller has open (placeholder)
   };
   Kind K = Kind::BeginApi;
@@ -59,6 +60,7 @@ struct RegionRoot {
   const FunctionDecl *Via = nullptr;   // the wrapper or guard constructor
   const OpRegistration *Op = nullptr;  // OpEntry: the registration
   const CrossReach *Cross = nullptr;   // CrossFile: the chain from the index
+  const RegionRoot *Capture = nullptr; // OtherThread: the capture it overlaps
   ModeSet Modes = AnyMode;
   /// Conditions the begin ran under: an edge contradicting one of them
   /// cannot be on a path where this capture is open.

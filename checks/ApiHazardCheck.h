@@ -1,7 +1,9 @@
 //===--- ApiHazardCheck.h - cudagraph-tidy ----------------------*- C++ -*-===//
 //
 // Reports calls to the catalog's APIs of one check that run under capture,
-// directly in a region or in a function reached from one. Registered as
+// directly in a region or in a function reached from one, and the calls a
+// global-mode capture prohibits from every thread made by threads that may
+// run while such a capture is open. Registered as
 // cudagraph-host-sync, cudagraph-status-query, cudagraph-pinned-alloc,
 // cudagraph-device-alloc and cudagraph-capture-unsafe-call;
 // the APIs come from catalog/Hazards.def and the ExtraFunctions option adds
@@ -36,6 +38,12 @@ protected:
 
   const std::string ExtraFunctions;
   const std::vector<Hazard> Hazards;
+
+private:
+  /// Reports \p Site if it uses one of Hazards; \p OtherThread: the call
+  /// runs on another thread while a global-mode capture is open.
+  void checkSite(CaptureAnalysis &Analysis, const CapturedSite &Site,
+                 bool OtherThread);
 };
 
 } // namespace clang::tidy::cudagraph

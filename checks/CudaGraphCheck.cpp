@@ -148,6 +148,34 @@ bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
   return true;
 }
 
+bool CudaGraphCheck::reportOtherThread(CaptureAnalysis &Analysis,
+                                       const Hazard &H, SourceLocation Loc,
+                                       SourceRange Range, StringRef Lead,
+                                       bool RelaxedAllows) {
+  if (!Reported.insert(Loc.getRawEncoding()).second)
+    return false;
+  auto D = diag(Loc,
+                "%0 %1 on a thread that may run while a global-mode CUDA "
+                "graph capture is open: in global mode the capture prohibits "
+                "this call from every thread, so it fails with "
+                "cudaErrorStreamCaptureUnsupported (900) and end-capture "
+                "fails with 901; begin the capture with "
+                "cudaStreamCaptureModeThreadLocal, or make the call after "
+                "the capture ends%2 (hazard: %3)")
+           << Lead << H.Effect
+           << (RelaxedAllows ? " (or switch this thread to relaxed mode "
+                               "around it with "
+                               "cudaThreadExchangeStreamCaptureMode)"
+                             : "")
+           << H.Id;
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  if (Range.isValid() && Range.getBegin().isFileID() &&
+      Range.getEnd().isFileID() &&
+      SM.getFileID(Range.getBegin()) == SM.getFileID(Range.getEnd()))
+    D << CharSourceRange::getTokenRange(Range);
+  return true;
+}
+
 std::string CudaGraphCheck::displayName(const FunctionDecl *FD) {
   if (const auto *MD = dyn_cast<CXXMethodDecl>(FD)) {
     if (MD->getParent()->isLambda())
@@ -182,6 +210,10 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
   for (const Reach *R = Chain; R; R = R->Parent) {
     if (!R->Site.Loc.isValid() || !Analysis.isUserLocation(R->Site.Loc))
       continue;
+    // The thread's start: the root's own note says it.
+    if (Root && Root->K == RegionRoot::Kind::OtherThread &&
+        R->Site.S == Root->Call)
+      continue;
     const FunctionDecl *F = R->Function;
     if (R->Invoker)
       diag(R->Site.Loc, "'%0' is passed here to '%1', which calls it during "
@@ -201,6 +233,10 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
            DiagnosticIDs::Note)
           << displayName(F);
   }
+  addRootNote(Root);
+}
+
+void CudaGraphCheck::addRootNote(const RegionRoot *Root) {
   if (!Root || Root->Loc.isInvalid())
     return;
   std::string Mode;
@@ -246,6 +282,15 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
           << displayName(Root->Via) << Chain;
     break;
   }
+  case RegionRoot::Kind::OtherThread:
+    diag(Root->Loc,
+         "'%0' starts here on another thread, which may still run while the "
+         "capture is open; in global mode the capture prohibits such calls "
+         "from every thread",
+         DiagnosticIDs::Note)
+        << displayName(Root->Via);
+    addRootNote(Root->Capture);
+    break;
   case RegionRoot::Kind::Listed:
     diag(Root->Loc,
          "'%0' is listed in CapturedFunctions and runs under CUDA graph "

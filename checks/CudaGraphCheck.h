@@ -41,9 +41,17 @@ protected:
                     SourceLocation Loc, SourceRange Range, StringRef Lead,
                     const FunctionDecl *Where,
                     llvm::ArrayRef<FixItHint> Fixes = {});
+  /// Reports \p H at \p Loc for a call made on another thread while a
+  /// global-mode capture may be open (same deduplication as reportHazard);
+  /// \p RelaxedAllows: relaxed mode allows the call.
+  bool reportOtherThread(CaptureAnalysis &Analysis, const Hazard &H,
+                         SourceLocation Loc, SourceRange Range,
+                         StringRef Lead, bool RelaxedAllows);
   /// Adds notes for the call chain of \p Ctx back to where capture begins.
   void addChainNotes(CaptureAnalysis &Analysis, const Reach *Chain,
                      const RegionRoot *Root);
+  /// The note saying where \p Root's capture begins.
+  void addRootNote(const RegionRoot *Root);
   /// Where a hazard found at \p Site is reported: the site itself in user
   /// code, or the innermost call in user code that leads into the library
   /// function containing it. Sets \p Via to that call's reach (or null).

@@ -1,0 +1,104 @@
+// Other threads during a global-mode capture: a thread that may still run
+// while the capture is open (started before the begin and not joined before
+// it, or started inside the region) is not captured, but in global mode the
+// capture prohibits unsafe calls from every thread (measured: cudaEventQuery
+// and cudaMalloc in another thread fail with 900 there and end-capture with
+// 901; thread-local and relaxed captures do not care).
+// RUN: %check_cudagraph_tidy %s cudagraph-host-sync,cudagraph-status-query,cudagraph-device-alloc,cudagraph-legacy-stream %t -- -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+
+#include <future>
+#include <thread>
+#include <vector>
+#include <cuda_runtime.h>
+
+static bool running = true;
+
+void poll_progress(cudaEvent_t e) {
+  while (running)
+    cudaEventQuery(e);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaEventQuery' asks the host whether an event completed on a thread that may run while a global-mode CUDA graph capture is open: in global mode the capture prohibits this call from every thread, so it fails with cudaErrorStreamCaptureUnsupported (900) and end-capture fails with 901; begin the capture with cudaStreamCaptureModeThreadLocal, or make the call after the capture ends (or switch this thread to relaxed mode around it with cudaThreadExchangeStreamCaptureMode) (hazard: event-query) [cudagraph-status-query]
+}
+
+// A watchdog started before the capture and joined after it.
+void watched_capture(cudaStream_t s, cudaEvent_t e) {
+  std::thread watchdog(poll_progress, e);
+  // CHECK-MESSAGES: :[[@LINE-1]]:24: note: 'poll_progress' starts here on another thread, which may still run while the capture is open; in global mode the capture prohibits such calls from every thread
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: CUDA graph capture begins here (global mode)
+  cudaStreamEndCapture(s, &g);
+  running = false;
+  watchdog.join();
+}
+
+void grow_pool(void **p) {
+  cudaMalloc(p, 1 << 20);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMalloc' allocates or frees device memory on a thread that may run while a global-mode CUDA graph capture is open{{.*}}(hazard: device-malloc) [cudagraph-device-alloc]
+  cudaMemcpy(*p, *p, 4, cudaMemcpyDeviceToDevice); // an eager copy: not the capture's business
+  cudaStreamSynchronize(0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host until a stream drains on a thread that may run while a global-mode CUDA graph capture is open{{.*}}or make the call after the capture ends (hazard: stream-synchronize) [cudagraph-host-sync]
+}
+
+// A detached worker and a pool of workers.
+void detached_capture(cudaStream_t s, void **p) {
+  std::thread(grow_pool, p).detach();
+  std::vector<std::thread> pool;
+  pool.emplace_back([p] { cudaFree(*p); });
+  // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: 'cudaFree' allocates or frees device memory on a thread that may run
+  // CHECK-MESSAGES: :[[@LINE-2]]:21: note: 'lambda' starts here on another thread
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaStreamEndCapture(s, &g);
+  for (std::thread &t : pool)
+    t.join();
+}
+
+// Joined, finished or not global: nothing to report.
+void query_once(cudaEvent_t e) { cudaEventQuery(e); }
+void malloc_once(void **p) { cudaMalloc(p, 64); }
+void sync_once(cudaStream_t s) { cudaStreamSynchronize(s); }
+
+void joined_before(cudaStream_t s, cudaEvent_t e, void **p) {
+  std::thread t(query_once, e);
+  t.join();
+  auto f = std::async(std::launch::async, malloc_once, p);
+  f.get();
+  {
+    auto scoped = std::async(std::launch::async, sync_once, s);
+  } // the future's destructor waits
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaStreamEndCapture(s, &g);
+}
+
+void thread_local_capture(cudaStream_t s, cudaEvent_t e) {
+  std::thread t(query_once, e);
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  cudaStreamEndCapture(s, &g);
+  t.join();
+}
+
+void relaxed_capture(cudaStream_t s, void **p) {
+  std::thread t(malloc_once, p);
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+  cudaStreamEndCapture(s, &g);
+  t.join();
+}
+
+// Started inside the region: not captured either, only prohibited calls.
+void launch_eager(float *x) { cudaMemsetAsync(x, 0, 4); }
+
+void started_inside(cudaStream_t s, cudaEvent_t e, float *x) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  std::thread q([e] { cudaStreamQuery(0); });
+  // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: 'cudaStreamQuery' asks the host whether a stream is idle on a thread that may run while a global-mode CUDA graph capture is open
+  // CHECK-MESSAGES: :[[@LINE-2]]:17: note: 'lambda' starts here on another thread
+  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: CUDA graph capture begins here (global mode)
+  std::thread l(launch_eager, x); // legacy-stream work of another thread is not this capture's
+  q.join();
+  l.join();
+  cudaStreamEndCapture(s, &g);
+}
