@@ -699,9 +699,11 @@ const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,
                           const CallSite &Site, const MatchContext &Where) {
   const FunctionDecl *FD = Site.Callee;
   // An indirect site's callee is a function of the program run through a
-  // std::function or pointer: what it does is found in its own body.
+  // std::function or pointer: what it does is found in its own body. A
+  // kernel launched through a pointer (`auto k = kernel<T>; k<<<g, b>>>()`)
+  // is still a launch, whose stream is the launch's own.
   if (!FD || FD->isInvalidDecl() || Site.K == CallSite::Kind::Callable ||
-      Site.Indirect)
+      (Site.Indirect && !isa_and_nonnull<CUDAKernelCallExpr>(Site.S)))
     return nullptr;
   for (const Hazard &H : Hazards) {
     if (Where.StreamGuarded && !H.DeviceWide)

@@ -88,12 +88,18 @@ def write_database(args, project, root, files, db_dir):
 
 
 def analyze(args, root, db_dir, files):
+    """Findings of every unit in FILES, in args.jobs processes at once."""
     header_filter = "^" + re.escape(root + "/")
     config = json.dumps({"Checks": realcode.CHECKS, "HeaderFilterRegex": header_filter})
-    cmd = [args.tool, "--quiet", "--checks=" + realcode.CHECKS, "--config=" + config,
-           "--header-filter=" + header_filter, "-p", db_dir] + [os.path.join(root, f) for f in files]
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", cwd=root)
-    findings, errors, error_lines = realcode.parse_output(proc.stdout + "\n" + proc.stderr, root)
+    base = [args.tool, "--quiet", "--checks=" + realcode.CHECKS, "--config=" + config,
+            "--header-filter=" + header_filter, "-p", db_dir]
+    jobs = max(1, args.jobs)
+    chunks = [files[i::jobs] for i in range(jobs)]
+    procs = [subprocess.Popen(base + [os.path.join(root, f) for f in chunk],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=root)
+             for chunk in chunks if chunk]
+    text = "\n".join(p.communicate()[0].decode(errors="replace") for p in procs)
+    findings, errors, error_lines = realcode.parse_output(text, root)
     seen, unique = set(), []
     for f in findings:
         k = (f["file"], f["line"], f["col"], f["check"])
@@ -113,20 +119,41 @@ def main():
     ap.add_argument("--mirror-root", default=realcode.DEFAULT_MIRRORS)
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--output", default=None)
+    ap.add_argument("--database", help="analyze an existing build directory instead "
+                    "(its compile database as the build wrote it, nvcc included)")
+    ap.add_argument("--root", help="with --database: the source root (findings are "
+                    "reported relative to it)")
+    ap.add_argument("--files", default="*", help="with --database: globs (comma-separated, "
+                    "relative to --root) of the units to analyze")
+    ap.add_argument("--name", default="project", help="with --database: the project's name")
     args = ap.parse_args()
     output = args.output or os.path.join(args.cache, "results-projects.json")
     results = []
-    for project in parse_projects(args.projects):
+    if args.database:
+        projects = [{"name": args.name, "database": os.path.abspath(args.database),
+                     "root": os.path.abspath(args.root or "."), "globs": args.files.split(","),
+                     "repo": args.name, "commit": "", "flags": []}]
+    else:
+        projects = parse_projects(args.projects)
+    for project in projects:
         if args.only and not any(s in project["name"] for s in args.only):
             continue
-        root, problem = realcode.materialize(args, project["repo"], project["commit"])
-        if problem:
-            print(f"SKIP {project['name']}: {problem}", file=sys.stderr)
-            continue
-        files = select(root, project["globs"])
-        db_dir = os.path.join(args.cache, "projects", project["name"])
-        shutil.rmtree(db_dir, ignore_errors=True)
-        write_database(args, project, root, files, db_dir)
+        if "database" in project:
+            root, db_dir = project["root"], project["database"]
+            with open(os.path.join(db_dir, "compile_commands.json")) as f:
+                in_db = {os.path.relpath(os.path.join(e["directory"], e["file"]), root)
+                         for e in json.load(f)}
+            files = sorted(f for f in in_db if any(fnmatch.fnmatch(f, g)
+                                                   for g in project["globs"]))
+        else:
+            root, problem = realcode.materialize(args, project["repo"], project["commit"])
+            if problem:
+                print(f"SKIP {project['name']}: {problem}", file=sys.stderr)
+                continue
+            files = select(root, project["globs"])
+            db_dir = os.path.join(args.cache, "projects", project["name"])
+            shutil.rmtree(db_dir, ignore_errors=True)
+            write_database(args, project, root, files, db_dir)
         start = time.time()
         idx = subprocess.run([args.tool, "-p", db_dir, "--index", "--index-jobs=%d" % args.jobs],
                              capture_output=True, text=True, errors="replace")

@@ -33,6 +33,12 @@ void launches(cudaStream_t s, float *x, int n) {
   cudaMemsetAsync(x, 0, n, cudaStreamLegacy);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemsetAsync' sends work to the legacy default stream
   // CHECK-MESSAGES-PTDS: :[[@LINE-2]]:3: warning: 'cudaMemsetAsync' sends work to the legacy default stream
+  // A kernel chosen into a variable first (template dispatch code does).
+  auto kernel = scale;
+  kernel<<<1, 32, 0>>>(x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scale' sends work to the legacy default stream
+  // CHECK-FIXES: kernel<<<1, 32, 0, s>>>(x, n);
+  kernel<<<1, 32, 0, s>>>(x, n);
   // Negative: the capturing stream, and the per-thread stream by name.
   scale<<<1, 32, 0, s>>>(x, n);
   cudaMemsetAsync(x, 0, n, s);

@@ -20,3 +20,9 @@ void run_captured(cudaStream_t s, cudaGraph_t *g,
   work(s);
   end_graph(s, g);
 }
+
+CaptureGuard::CaptureGuard(cudaStream_t s) : stream(s) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+}
+
+CaptureGuard::~CaptureGuard() { cudaStreamEndCapture(stream, &graph); }

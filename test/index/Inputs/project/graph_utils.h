@@ -12,7 +12,16 @@ bool graph_capturing(cudaStream_t s);
 void run_captured(cudaStream_t s, cudaGraph_t *g,
                   const std::function<void(cudaStream_t)> &work);
 
+// Begins capture when constructed, ends it when destroyed.
+struct CaptureGuard {
+  explicit CaptureGuard(cudaStream_t s);
+  ~CaptureGuard();
+  cudaStream_t stream;
+  cudaGraph_t graph = nullptr;
+};
+
 void decode_step(cudaStream_t s, float *buf, int n);
+void flush_stats(cudaStream_t s);
 void prefill_step(cudaStream_t s, float *buf, int n);
 void warm_tables(cudaStream_t s);
 void sample_tokens(cudaStream_t s, float *logits, int n);

@@ -23,3 +23,12 @@ void maybe_sync(cudaStream_t s) {
   if (!graph_capturing(s))
     cudaStreamSynchronize(s);
 }
+
+void capture_guarded(cudaStream_t s) {
+  {
+    CaptureGuard guard(s);
+    flush_stats(s);
+  }
+  // The guard's scope has ended: not captured.
+  cudaStreamSynchronize(s);
+}
