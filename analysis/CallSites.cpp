@@ -77,6 +77,34 @@ void collectAssigned(const Stmt *S, const VarDecl *VD,
 }
 } // namespace
 
+/// The functions named in the return statements of a function that \p Init
+/// calls: `auto k = pick_kernel(m);` where pick_kernel returns one of
+/// several kernels (template dispatch code does this).
+static void pickedCallables(const Expr *Init,
+                            llvm::SmallVectorImpl<const FunctionDecl *> &Out) {
+  const auto *Call = dyn_cast<CallExpr>(Init->IgnoreParenImpCasts());
+  const FunctionDecl *Picker = Call ? Call->getDirectCallee() : nullptr;
+  if (Picker)
+    Picker = Picker->getDefinition();
+  if (!Picker || !Picker->hasBody() ||
+      !Picker->getReturnType()->isFunctionPointerType())
+    return;
+  llvm::SmallVector<const Stmt *, 16> Work{Picker->getBody()};
+  while (!Work.empty() && Out.size() < 256) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S || isa<LambdaExpr>(S))
+      continue;
+    if (const auto *Ret = dyn_cast<ReturnStmt>(S)) {
+      if (Ret->getRetValue())
+        if (const FunctionDecl *F = callableOf(Ret->getRetValue(), 1))
+          Out.push_back(F);
+      continue;
+    }
+    for (const Stmt *Child : S->children())
+      Work.push_back(Child);
+  }
+}
+
 llvm::SmallVector<const FunctionDecl *, 2> invokedCallables(const Stmt *S) {
   llvm::SmallVector<const FunctionDecl *, 2> Targets;
   const auto *Call = dyn_cast_or_null<CallExpr>(S);
@@ -105,9 +133,12 @@ llvm::SmallVector<const FunctionDecl *, 2> invokedCallables(const Stmt *S) {
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
   if (!VD || isa<ParmVarDecl>(VD))
     return Targets;
-  if (VD->getInit())
+  if (VD->getInit()) {
     if (const FunctionDecl *F = callableOf(VD->getInit(), 1))
       Targets.push_back(F);
+    else
+      pickedCallables(VD->getInit(), Targets);
+  }
   if (VD->hasLocalStorage())
     if (const auto *Owner =
             dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod()))

@@ -708,6 +708,11 @@ const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,
   for (const Hazard &H : Hazards) {
     if (Where.StreamGuarded && !H.DeviceWide)
       continue;
+    // Through a kernel pointer only the launch itself is known: which stream
+    // it goes to. The matchers of API calls read the direct callee's
+    // parameters, which a pointer call does not have.
+    if (Site.Indirect && H.Kind != HazardKind::LegacyStream)
+      continue;
     if (!usesHazard(H, Code, FD, Site.S, Where))
       continue;
     if (H.allowedInAll(Where.Modes, Code.nameOf(FD)))

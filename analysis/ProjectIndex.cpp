@@ -194,6 +194,8 @@ private:
   const FunctionDecl *userCallee(const CallSite &Site) {
     const FunctionDecl *Callee = Site.Callee;
     if (!Callee || Site.K == CallSite::Kind::Callable || isLambda(Callee) ||
+        Callee->getBuiltinID() ||
+        Callee->getCanonicalDecl()->getLocation().isInvalid() ||
         !Code.isUserLocation(Callee->getCanonicalDecl()->getLocation()) ||
         Callee->isInStdNamespace())
       return nullptr;

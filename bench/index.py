@@ -65,8 +65,11 @@ def parse_commands(tidy, build, clang, shim):
                 skip = True
                 continue
             keep.append(a)
+        # The analysis parses the host side of a CUDA unit only (clang-tidy
+        # runs the host compilation): so does the baseline.
+        host_only = ["--cuda-host-only"] if "cuda" in keep else []
         cmds.append((e["directory"], [clang, "-fsyntax-only", "-Wno-unknown-cuda-version",
-                                      "-isystem", shim] + keep))
+                                      "-isystem", shim] + host_only + keep))
     return cmds
 
 

@@ -20,7 +20,13 @@ in run.py's format (one record a translation unit, with each finding marked
 
 Usage:
     python3 scripts/realcode/projects.py [--projects scripts/realcode/projects.txt]
-        [--tool BIN] [-j 2] [--output /tmp/cudagraph-realcode/results-projects.json]
+        [--tool BIN] [-j 2] [--only NAME] [--no-alone]
+        [--output /tmp/cudagraph-realcode/results-projects.json]
+    python3 scripts/realcode/score_labels.py --results RESULTS \
+        --labels scripts/realcode/projects-labels.txt \
+        --adjudicated scripts/realcode/projects-triage.txt
+    # an existing build (nvcc database as CMake wrote it; bench/index-projects.txt):
+    python3 scripts/realcode/projects.py --database BUILD --root SRC --files 'src/*' --name NAME
 """
 
 import argparse
@@ -126,7 +132,10 @@ def main():
     ap.add_argument("--files", default="*", help="with --database: globs (comma-separated, "
                     "relative to --root) of the units to analyze")
     ap.add_argument("--name", default="project", help="with --database: the project's name")
+    ap.add_argument("--no-alone", action="store_true", help="skip the run without the index "
+                    "(findings are then not marked as cross-file or not)")
     args = ap.parse_args()
+    args.tool = os.path.abspath(args.tool)
     output = args.output or os.path.join(args.cache, "results-projects.json")
     results = []
     if args.database:
@@ -151,8 +160,9 @@ def main():
                 print(f"SKIP {project['name']}: {problem}", file=sys.stderr)
                 continue
             files = select(root, project["globs"])
+            # The database is rewritten; the index next to it stays and is
+            # refreshed (a unit's key covers its command).
             db_dir = os.path.join(args.cache, "projects", project["name"])
-            shutil.rmtree(db_dir, ignore_errors=True)
             write_database(args, project, root, files, db_dir)
         start = time.time()
         idx = subprocess.run([args.tool, "-p", db_dir, "--index", "--index-jobs=%d" % args.jobs],
@@ -160,12 +170,14 @@ def main():
         index_seconds = time.time() - start
         with_index, errors, error_lines = analyze(args, root, db_dir, files)
         index_dir = os.path.join(db_dir, "cudagraph-index")
-        os.rename(index_dir, index_dir + ".off")
-        alone, _, _ = analyze(args, root, db_dir, files)
-        os.rename(index_dir + ".off", index_dir)
+        alone = []
+        if not args.no_alone:
+            os.rename(index_dir, index_dir + ".off")
+            alone, _, _ = analyze(args, root, db_dir, files)
+            os.rename(index_dir + ".off", index_dir)
         base = {(f["file"], f["line"], f["check"]) for f in alone}
         for f in with_index:
-            f["cross"] = (f["file"], f["line"], f["check"]) not in base
+            f["cross"] = None if args.no_alone else (f["file"], f["line"], f["check"]) not in base
         lost = [f for f in alone
                 if (f["file"], f["line"], f["check"]) not in
                 {(g["file"], g["line"], g["check"]) for g in with_index}]
@@ -182,7 +194,7 @@ def main():
                             "project": project["name"], "repo": project["repo"],
                             "commit": project["commit"], "path": rel, "findings": fs,
                             "errors": 0, "error_lines": []})
-        cross = sum(f["cross"] for f in with_index)
+        cross = sum(bool(f["cross"]) for f in with_index)
         print(f"{project['name']}: {len(files)} units, index {index_seconds:.1f} s "
               f"(exit {idx.returncode}), {len(with_index)} findings with the index "
               f"({cross} only with it), {len(alone)} alone, {len(lost)} lost, "

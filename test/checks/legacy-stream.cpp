@@ -1,5 +1,7 @@
 // RUN: %check_cudagraph_tidy %s cudagraph-legacy-stream %t -- -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
 // RUN: %check_cudagraph_tidy --prefix=CHECK-MESSAGES-PTDS %s cudagraph-legacy-stream %t -- -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs -DCUDA_API_PER_THREAD_DEFAULT_STREAM
+// Every check on the same code, for launches through pointers (a crash once):
+// RUN: %cudagraph_tidy --checks=-*,cudagraph-* %s -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs > %t.all 2>&1
 
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -9,6 +11,14 @@
 #include <torch/torch.h>
 
 __global__ void scale(float *x, int n) {}
+__global__ void shift(float *x, int n) {}
+
+using kernel_fn = void (*)(float *, int);
+static kernel_fn pick_kernel(int n) {
+  if (n > 1024)
+    return shift;
+  return scale;
+}
 
 // Launches and Async calls without the capturing stream go to the legacy
 // stream: they run at once and are missing from the graph.
@@ -39,6 +49,10 @@ void launches(cudaStream_t s, float *x, int n) {
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scale' sends work to the legacy default stream
   // CHECK-FIXES: kernel<<<1, 32, 0, s>>>(x, n);
   kernel<<<1, 32, 0, s>>>(x, n);
+  // ... or returned by a function that picks one.
+  auto picked = pick_kernel(n);
+  picked<<<1, 32>>>(x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: '{{scale|shift}}' sends work to the legacy default stream
   // Negative: the capturing stream, and the per-thread stream by name.
   scale<<<1, 32, 0, s>>>(x, n);
   cudaMemsetAsync(x, 0, n, s);
