@@ -119,6 +119,18 @@ StringRef CudaGraphCheck::shortOutcome(StringRef Outcome) {
   return Outcome.take_front(Cut);
 }
 
+/// \p Range as a diagnostic highlights it: within one file, not in a
+/// macro.
+static std::optional<CharSourceRange> shownRange(CaptureAnalysis &Analysis,
+                                                 SourceRange Range) {
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  if (Range.isValid() && Range.getBegin().isFileID() &&
+      Range.getEnd().isFileID() &&
+      SM.getFileID(Range.getBegin()) == SM.getFileID(Range.getEnd()))
+    return CharSourceRange::getTokenRange(Range);
+  return std::nullopt;
+}
+
 bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
                                   SourceLocation Loc, SourceRange Range,
                                   StringRef Lead, const FunctionDecl *Where,
@@ -138,11 +150,8 @@ bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
   auto D = diag(Loc, "%0 %1%2: %3; %4 (hazard: %5)")
            << Lead << H.Effect << During << shortOutcome(H.Outcome) << Instead
            << H.Id;
-  const SourceManager &SM = Analysis.context().getSourceManager();
-  if (Range.isValid() && Range.getBegin().isFileID() &&
-      Range.getEnd().isFileID() &&
-      SM.getFileID(Range.getBegin()) == SM.getFileID(Range.getEnd()))
-    D << CharSourceRange::getTokenRange(Range);
+  if (std::optional<CharSourceRange> R = shownRange(Analysis, Range))
+    D << *R;
   for (const FixItHint &Fix : Fixes)
     D << Fix;
   return true;
@@ -168,11 +177,8 @@ bool CudaGraphCheck::reportOtherThread(CaptureAnalysis &Analysis,
                                "cudaThreadExchangeStreamCaptureMode)"
                              : "")
            << H.Id;
-  const SourceManager &SM = Analysis.context().getSourceManager();
-  if (Range.isValid() && Range.getBegin().isFileID() &&
-      Range.getEnd().isFileID() &&
-      SM.getFileID(Range.getBegin()) == SM.getFileID(Range.getEnd()))
-    D << CharSourceRange::getTokenRange(Range);
+  if (std::optional<CharSourceRange> R = shownRange(Analysis, Range))
+    D << *R;
   return true;
 }
 
