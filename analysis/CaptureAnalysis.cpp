@@ -76,12 +76,8 @@ CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
     return;
   std::string Main;
   const SourceManager &SM = Ctx.getSourceManager();
-  if (OptionalFileEntryRef F = SM.getFileEntryRefForID(SM.getMainFileID())) {
-    llvm::SmallString<256> P(F->getName());
-    llvm::sys::fs::make_absolute(P);
-    llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
-    Main = std::string(P);
-  }
+  if (OptionalFileEntryRef F = SM.getFileEntryRefForID(SM.getMainFileID()))
+    Main = normalPath(F->getName());
   Index = std::make_unique<IndexView>(std::move(Loaded), std::move(Main));
   Flows->setIndex(Index.get());
 }

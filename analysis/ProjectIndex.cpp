@@ -39,7 +39,7 @@ std::string functionKey(const FunctionDecl *FD) {
   return std::string(USR);
 }
 
-static std::string normalPath(llvm::StringRef Path) {
+std::string normalPath(llvm::StringRef Path) {
   llvm::SmallString<256> P(Path);
   llvm::sys::fs::make_absolute(P);
   llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);

@@ -202,6 +202,9 @@ void setSummaryOutput(std::string Path, std::string Key);
 const std::string &summaryOutput();
 const std::string &summaryKey();
 
+/// \p Path made absolute, without `.` and `..`: how the index names files.
+std::string normalPath(llvm::StringRef Path);
+
 /// Hash of a file's content (0 when it cannot be read).
 uint64_t hashFile(llvm::StringRef Path);
 /// The input record of \p Path as it is now.

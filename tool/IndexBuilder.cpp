@@ -31,9 +31,7 @@ std::string absolute(llvm::StringRef Path, llvm::StringRef Base = "") {
     llvm::sys::path::append(B, P);
     P = B;
   }
-  llvm::sys::fs::make_absolute(P);
-  llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
-  return std::string(P);
+  return clang::cudagraph::normalPath(P);
 }
 
 std::string indexDir(const std::string &BuildPath) {
@@ -99,8 +97,8 @@ bool eventsAgree(const TuSummary &S, const ProjectIndex &I) {
 
 class Runner {
 public:
-  Runner(const IndexRequest &R, std::string IndexPath, std::string LogDir)
-      : R(R), IndexPath(std::move(IndexPath)), LogDir(std::move(LogDir)) {}
+  Runner(const IndexRequest &R, std::string LogDir)
+      : R(R), LogDir(std::move(LogDir)) {}
 
   /// Summarizes \p Units in parallel; returns how many failed.
   unsigned run(std::vector<Unit *> Units) {
@@ -181,7 +179,7 @@ private:
   }
 
   const IndexRequest &R;
-  std::string IndexPath, LogDir;
+  std::string LogDir;
 };
 
 } // namespace
@@ -231,7 +229,7 @@ int buildIndex(const IndexRequest &R) {
                  << Units.size() - Stale.size() << " up to date) with "
                  << R.Jobs << " job" << (R.Jobs == 1 ? "" : "s") << "\n";
 
-  Runner Run(R, IndexPath, UnitsDir);
+  Runner Run(R, UnitsDir);
   unsigned Failed = Run.run(Stale);
   unsigned Summarized = Stale.size();
 
