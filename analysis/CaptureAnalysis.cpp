@@ -1,6 +1,7 @@
 //===--- CaptureAnalysis.cpp - cudagraph analysis -------------------------===//
 
 #include "CaptureAnalysis.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -17,6 +18,9 @@ static constexpr unsigned MaxLibraryDepth = 16;
 /// How many sets of constant arguments a function is analyzed under before
 /// further calls of it are analyzed without them.
 static constexpr unsigned MaxBindingVariants = 8;
+/// How many other calls reaching a function the same way are kept (for
+/// suppressions on call sites).
+static constexpr unsigned MaxOtherCalls = 16;
 
 //===----------------------------------------------------------------------===//
 // Per-translation-unit cache shared by all checks
@@ -65,6 +69,7 @@ CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
       Apis(Opts.BeginFunctions, Opts.EndFunctions, Opts.StatusFunctions),
       Flows(std::make_unique<FlowEngine>(Ctx, Code, Apis)), Values(Ctx),
       CapturedPatterns(Opts.CapturedFunctions),
+      SafePatterns(Opts.CaptureSafeFunctions),
       OpRootsSpec(Opts.CustomOpRoots) {
   const std::string &Path =
       Opts.ProjectIndex.empty() ? defaultProjectIndex() : Opts.ProjectIndex;
@@ -277,13 +282,18 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
                             const FunctionDecl *Invoker, Bindings Args) {
   if (C.StreamGuarded)
     return; // only device-wide waits matter there, and they are calls here
+  if (isCaptureSafe(Def))
+    return;
   if (!Args.empty() && !Reached.count({Def, C.Modes, Args.key()}) &&
       Variants[{Def, C.Modes}] >= MaxBindingVariants)
     Args = Bindings();
   bool Warm = warmedUpBefore(C.Root, Def);
   auto Key = std::make_tuple(Def, C.Modes, Args.key() + (Warm ? "warm" : ""));
-  if (Reached.count(Key))
+  if (auto It = Reached.find(Key); It != Reached.end()) {
+    if (It->second->Others.size() < MaxOtherCalls)
+      It->second->Others.push_back({Site, C.Chain, C.Root, Invoker});
     return;
+  }
   if (!Args.empty())
     ++Variants[{Def, C.Modes}];
   Reach &R = Reaches.emplace_back();
@@ -297,6 +307,18 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
   R.WarmedUp = Warm;
   Reached[Key] = &R;
   Worklist.push_back(&R);
+}
+
+bool CaptureAnalysis::isCaptureSafe(const FunctionDecl *FD) {
+  if (!FD)
+    return false;
+  if (const FunctionDecl *Pattern = FD->getTemplateInstantiationPattern())
+    FD = Pattern;
+  for (const FunctionDecl *D : FD->redecls())
+    for (const auto *A : D->specific_attrs<AnnotateAttr>())
+      if (A->getAnnotation() == "cudagraph::capture_safe")
+        return true;
+  return !SafePatterns.empty() && SafePatterns.matches(Code.nameOf(FD));
 }
 
 bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,

@@ -50,6 +50,10 @@ struct CaptureOptions {
   std::string EndFunctions;      // extra end functions (globs)
   std::string CapturedFunctions; // functions whose whole body runs captured
   std::string StatusFunctions;   // functions returning true while capturing
+  /// Functions the project declares safe to run under capture (globs); the
+  /// analysis does not follow calls into them. The attribute
+  /// [[clang::annotate("cudagraph::capture_safe")]] says the same.
+  std::string CaptureSafeFunctions;
   std::string LibraryHeaderRegex;
   /// Which registered custom ops and Python bindings run under capture:
   /// "true" (all), "false" (none), or globs of op or function names.
@@ -61,7 +65,7 @@ struct CaptureOptions {
   std::string key() const {
     return BeginFunctions + '\n' + EndFunctions + '\n' + CapturedFunctions +
            '\n' + StatusFunctions + '\n' + LibraryHeaderRegex + '\n' +
-           CustomOpRoots + '\n' + ProjectIndex;
+           CustomOpRoots + '\n' + ProjectIndex + '\n' + CaptureSafeFunctions;
   }
 };
 
@@ -82,6 +86,15 @@ struct Reach {
   /// Function already ran on this path before the capture began (a warm-up
   /// call next to the begin): its first-use branches are done.
   bool WarmedUp = false;
+  /// Other calls that reach Function the same way (same modes and
+  /// arguments); the walk followed the first only.
+  struct Other {
+    CallSite Site;
+    const Reach *Parent;
+    const RegionRoot *Root;
+    const FunctionDecl *Invoker;
+  };
+  std::vector<Other> Others;
 };
 
 /// Under which capture a statement runs.
@@ -184,6 +197,10 @@ public:
   /// Whether \p FD works with libtorch (at::, c10::, torch:: names), so
   /// advice is given in its terms.
   bool isLibtorchCode(const FunctionDecl *FD);
+  /// Whether \p FD is declared safe to run under capture (the
+  /// CaptureSafeFunctions option or the cudagraph::capture_safe annotation):
+  /// calls into it are not followed.
+  bool isCaptureSafe(const FunctionDecl *FD);
 
 private:
   CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts);
@@ -237,6 +254,7 @@ private:
   std::unique_ptr<FlowEngine> Flows;
   ValueFacts Values;
   NamePatterns CapturedPatterns;
+  NamePatterns SafePatterns;
   llvm::DenseMap<const FunctionDecl *, bool> LibtorchCache;
   std::optional<llvm::DenseMap<const CXXMethodDecl *,
                                std::vector<const FunctionDecl *>>>
@@ -251,8 +269,7 @@ private:
   std::unique_ptr<IndexView> Index;
   std::string IndexError;
   /// Reaches by function, modes, constant arguments and warm-up.
-  std::map<std::tuple<const FunctionDecl *, ModeSet, std::string>,
-           const Reach *>
+  std::map<std::tuple<const FunctionDecl *, ModeSet, std::string>, Reach *>
       Reached;
   /// How many argument bindings each function and mode set was reached with.
   llvm::DenseMap<std::pair<const FunctionDecl *, ModeSet>, unsigned> Variants;

@@ -272,6 +272,10 @@ private:
     }
     if (!FD->getReturnType()->isVoidType())
       F.Test = Flows.returnedTest(FD);
+    // A function declared capture-safe runs under capture as it is: what it
+    // calls is not followed from there.
+    if (A.isCaptureSafe(FD))
+      return;
     const FunctionFlow &Flow = Flows.flow(FD, /*EntryCapturing=*/true);
     for (const FlowSite &FS : Flow.Sites) {
       if (FS.State.StreamGuarded)

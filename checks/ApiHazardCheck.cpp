@@ -65,13 +65,15 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
     bool Relaxed = H->allowedInAll(
         ModeRelaxed,
         stripCudaApiSuffix(Analysis.code().nameOf(Site.Site.Callee)));
-    if (!reportOtherThread(Analysis, *H, Loc, Range, Lead, Relaxed))
+    if (!reportOtherThread(Analysis, *H, Loc, Range, Lead, Relaxed,
+                           Via ? Via->Parent : Site.Ctx.Chain, Site.Ctx.Root))
       return;
   } else {
     std::vector<FixItHint> Fixes;
     if (!Via)
       Fixes = fixesFor(Analysis, *H, Site);
-    if (!reportHazard(Analysis, *H, Loc, Range, Lead, Site.Function, Fixes))
+    if (!reportHazard(Analysis, *H, Loc, Range, Lead, Site.Function,
+                      Via ? Via->Parent : Site.Ctx.Chain, Site.Ctx.Root, Fixes))
       return;
     if (!Via)
       notesFor(Analysis, *H, Site);

@@ -48,7 +48,7 @@ void CaptureLeftOpenCheck::checkCapture(CaptureAnalysis &Analysis) {
       return SM.isBeforeInTranslationUnit(A, B);
     });
     if (!reportHazard(Analysis, *LeftOpen, Group.Locs.front(), SourceRange(),
-                      "this path", Group.Function))
+                      "this path", Group.Function, nullptr, Group.Root))
       continue;
     for (SourceLocation Other : llvm::drop_begin(Group.Locs))
       diag(Other, "this path also returns with the capture open",

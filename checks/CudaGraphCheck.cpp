@@ -8,6 +8,7 @@
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Preprocessor.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace clang::ast_matchers;
@@ -51,6 +52,20 @@ CudaGraphCheck::CudaGraphCheck(StringRef Name, ClangTidyContext *Context)
       Options.getLocalOrGlobal("CustomOpRoots", CaptureOpts.CustomOpRoots)
           .str();
   CaptureOpts.ProjectIndex = Options.getLocalOrGlobal("ProjectIndex", "").str();
+  CaptureOpts.CaptureSafeFunctions =
+      Options.getLocalOrGlobal("CaptureSafeFunctions", "").str();
+  BaselinePath = Options.getLocalOrGlobal("Baseline", "").str();
+  MaxChainNotes = Options.getLocalOrGlobal("MaxChainNotes", 8u);
+  // The plugin's way to a baseline (cudagraph-tidy's --baseline loads it
+  // before the checks exist); read once per process.
+  FindingFilters &Filters = findingFilters();
+  if (!BaselinePath.empty() && !Filters.HasBaseline) {
+    std::string Error;
+    if (!Filters.loadBaseline(BaselinePath, Error)) {
+      llvm::errs() << "cudagraph-tidy: error: " << Error << "\n";
+      Filters.HasBaseline = true; // said once; no finding is in it
+    }
+  }
 }
 
 void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
@@ -61,6 +76,9 @@ void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "LibraryHeaderRegex", CaptureOpts.LibraryHeaderRegex);
   Options.store(Opts, "CustomOpRoots", CaptureOpts.CustomOpRoots);
   Options.store(Opts, "ProjectIndex", CaptureOpts.ProjectIndex);
+  Options.store(Opts, "CaptureSafeFunctions", CaptureOpts.CaptureSafeFunctions);
+  Options.store(Opts, "Baseline", BaselinePath);
+  Options.store(Opts, "MaxChainNotes", MaxChainNotes);
 }
 
 void CudaGraphCheck::registerPPCallbacks(const SourceManager &SM,
@@ -91,6 +109,10 @@ void CudaGraphCheck::check(const MatchFinder::MatchResult &Result) {
     llvm::errs() << "cudagraph-tidy: warning: " << Analysis.indexError()
                  << "; calls across files are not followed\n";
   }
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID()))
+    findingLog().Units[realPathOf(Main->getName())] |=
+        Ctx.getDiagnostics().hasErrorOccurred();
   checkCapture(Analysis);
   // This runs when the matcher walk reaches the translation unit, before it
   // descends. With no other check enabled, an empty traversal scope ends the
@@ -109,6 +131,10 @@ void CudaGraphCheck::onEndOfTranslationUnit() {
     TraversalScopeChanged = nullptr;
   }
   Reported.clear();
+  Nolints.clear();
+  Occurrences.clear();
+  Prints.clear();
+  Hidden.clear();
   CaptureAnalysis::reset();
 }
 
@@ -134,9 +160,12 @@ static std::optional<CharSourceRange> shownRange(CaptureAnalysis &Analysis,
 bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
                                   SourceLocation Loc, SourceRange Range,
                                   StringRef Lead, const FunctionDecl *Where,
+                                  const Reach *Chain, const RegionRoot *Root,
                                   llvm::ArrayRef<FixItHint> Fixes) {
-  if (!Reported.insert(Loc.getRawEncoding()).second)
+  if (Reported.count(Loc.getRawEncoding()) ||
+      !admit(Analysis, H, Loc, Chain, Root))
     return false;
+  Reported.insert(Loc.getRawEncoding());
   StringRef Instead = !H.TorchInstead.empty() && Analysis.isLibtorchCode(Where)
                           ? H.TorchInstead
                           : H.Instead;
@@ -160,9 +189,12 @@ bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
 bool CudaGraphCheck::reportOtherThread(CaptureAnalysis &Analysis,
                                        const Hazard &H, SourceLocation Loc,
                                        SourceRange Range, StringRef Lead,
-                                       bool RelaxedAllows) {
-  if (!Reported.insert(Loc.getRawEncoding()).second)
+                                       bool RelaxedAllows, const Reach *Chain,
+                                       const RegionRoot *Root) {
+  if (Reported.count(Loc.getRawEncoding()) ||
+      !admit(Analysis, H, Loc, Chain, Root))
     return false;
+  Reported.insert(Loc.getRawEncoding());
   auto D = diag(Loc,
                 "%0 %1 on a thread that may run while a global-mode CUDA "
                 "graph capture is open: in global mode the capture prohibits "
@@ -213,33 +245,207 @@ SourceLocation CudaGraphCheck::anchorOf(CaptureAnalysis &Analysis,
 void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
                                    const Reach *Chain,
                                    const RegionRoot *Root) {
-  for (const Reach *R = Chain; R; R = R->Parent) {
-    if (!R->Site.Loc.isValid() || !Analysis.isUserLocation(R->Site.Loc))
-      continue;
+  struct Step {
+    const CallSite *Site;
+    const FunctionDecl *Function, *Invoker;
+  };
+  std::vector<Step> Steps;
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  llvm::DenseSet<const Reach *> Seen;
+  for (const Reach *R = Chain; R && Seen.insert(R).second;) {
+    // A call the user marked NOLINT is not shown when another call reaches
+    // the function the same way.
+    const CallSite *Site = &R->Site;
+    const Reach *Parent = R->Parent;
+    const FunctionDecl *Invoker = R->Invoker;
+    if (stepHidden(Analysis, SM, R->Site, R->Parent, R->Root))
+      for (const Reach::Other &O : R->Others)
+        if (!stepHidden(Analysis, SM, O.Site, O.Parent, O.Root)) {
+          Site = &O.Site;
+          Parent = O.Parent;
+          Invoker = O.Invoker;
+          if (!Parent)
+            Root = O.Root;
+          break;
+        }
+    bool Shown = Site->Loc.isValid() && Analysis.isUserLocation(Site->Loc);
     // The thread's start: the root's own note says it.
     if (Root && Root->K == RegionRoot::Kind::OtherThread &&
-        R->Site.S == Root->Call)
+        Site->S == Root->Call)
+      Shown = false;
+    if (Shown)
+      Steps.push_back({Site, R->Function, Invoker});
+    R = Parent;
+  }
+  // A long chain keeps the calls nearest the finding and the call in the
+  // capture region; the middle is counted.
+  size_t Keep = std::max(2u, MaxChainNotes);
+  for (size_t I = 0; I < Steps.size(); ++I) {
+    const Step &R = Steps[I];
+    if (Steps.size() > Keep && I + 1 >= Keep && I + 1 < Steps.size()) {
+      if (I + 1 == Keep)
+        diag(Steps.back().Site->Loc, "... (%0 more calls)",
+             DiagnosticIDs::Note)
+            << static_cast<unsigned>(Steps.size() - Keep);
       continue;
-    const FunctionDecl *F = R->Function;
-    if (R->Invoker)
-      diag(R->Site.Loc, "'%0' is passed here to '%1', which calls it during "
+    }
+    const FunctionDecl *F = R.Function;
+    if (R.Invoker)
+      diag(R.Site->Loc, "'%0' is passed here to '%1', which calls it during "
                         "capture",
            DiagnosticIDs::Note)
-          << displayName(F) << displayName(R->Invoker);
+          << displayName(F) << displayName(R.Invoker);
     else if (isa<CXXDestructorDecl>(F))
-      diag(R->Site.Loc,
+      diag(R.Site->Loc,
            "the destructor '%0' runs during capture when this "
            "variable goes out of scope",
            DiagnosticIDs::Note)
           << displayName(F);
     else if (displayName(F) == "lambda")
-      diag(R->Site.Loc, "the lambda runs during capture", DiagnosticIDs::Note);
+      diag(R.Site->Loc, "the lambda runs during capture", DiagnosticIDs::Note);
     else
-      diag(R->Site.Loc, "'%0' is called here during capture",
+      diag(R.Site->Loc, "'%0' is called here during capture",
            DiagnosticIDs::Note)
           << displayName(F);
   }
   addRootNote(Root);
+}
+
+bool CudaGraphCheck::rootHidden(const SourceManager &SM,
+                                const RegionRoot *Root) {
+  return Root && Root->Loc.isValid() &&
+         (Root->K == RegionRoot::Kind::OtherThread ||
+          Root->K == RegionRoot::Kind::OpEntry) &&
+         nolintAt(SM, Root->Loc);
+}
+
+bool CudaGraphCheck::stepHidden(CaptureAnalysis &Analysis,
+                                const SourceManager &SM, const CallSite &Site,
+                                const Reach *Parent, const RegionRoot *Root) {
+  if (Site.Loc.isValid() && Analysis.isUserLocation(Site.Loc) &&
+      nolintAt(SM, Site.Loc))
+    return true;
+  return Parent ? reachHidden(Analysis, SM, Parent) : rootHidden(SM, Root);
+}
+
+bool CudaGraphCheck::reachHidden(CaptureAnalysis &Analysis,
+                                 const SourceManager &SM, const Reach *R) {
+  // A path back into itself (recursion) leads to no root on its own.
+  if (!HiddenWalk.insert(R).second)
+    return true;
+  bool Hidden = stepHidden(Analysis, SM, R->Site, R->Parent, R->Root);
+  for (const Reach::Other &O : R->Others) {
+    if (!Hidden)
+      break;
+    Hidden = stepHidden(Analysis, SM, O.Site, O.Parent, O.Root);
+  }
+  HiddenWalk.erase(R);
+  return Hidden;
+}
+
+bool CudaGraphCheck::nolintAt(const SourceManager &SM, SourceLocation Loc) {
+  SourceLocation FileLoc = SM.getFileLoc(Loc);
+  FileID File = SM.getFileID(FileLoc);
+  std::unique_ptr<NolintLines> &Lines = Nolints[File];
+  if (!Lines)
+    Lines = std::make_unique<NolintLines>(SM.getBufferData(File));
+  return Lines->suppresses(SM.getSpellingLineNumber(FileLoc), getID());
+}
+
+/// The innermost function of \p Functions whose definition holds \p Loc.
+static const FunctionDecl *
+functionHolding(const SourceManager &SM,
+                llvm::ArrayRef<const FunctionDecl *> Functions,
+                SourceLocation Loc) {
+  const FunctionDecl *Best = nullptr;
+  for (const FunctionDecl *FD : Functions) {
+    SourceRange R = FD->getSourceRange();
+    SourceLocation B = SM.getFileLoc(R.getBegin()), E = SM.getFileLoc(R.getEnd());
+    if (SM.isBeforeInTranslationUnit(Loc, B) ||
+        SM.isBeforeInTranslationUnit(E, Loc))
+      continue;
+    if (!Best || SM.isBeforeInTranslationUnit(
+                     SM.getFileLoc(Best->getSourceRange().getBegin()), B))
+      Best = FD;
+  }
+  return Best;
+}
+
+bool CudaGraphCheck::admit(CaptureAnalysis &Analysis, const Hazard &H,
+                           SourceLocation Loc, const Reach *Chain,
+                           const RegionRoot *Root) {
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  FindingLog &Log = findingLog();
+  const FindingFilters &Filters = findingFilters();
+  SourceLocation FileLoc = SM.getFileLoc(Loc);
+
+  // Where the finding's code comes to run under capture: the user's call
+  // sites on the chain, a thread's start, an op's registration. NOLINT on
+  // any of them suppresses the finding (clang-tidy itself handles the
+  // finding's own line); the capture's begin does not count, so one NOLINT
+  // there cannot hide a whole region.
+  std::vector<SourceLocation> Via;
+  for (const Reach *R = Chain; R; R = R->Parent)
+    if (R->Site.Loc.isValid() && Analysis.isUserLocation(R->Site.Loc))
+      Via.push_back(SM.getFileLoc(R->Site.Loc));
+  // A location reached by several chains counts once: as hidden while no
+  // chain reports it.
+  auto Hide = [&](unsigned FindingLog::*Counter) {
+    auto [It, New] = Hidden.try_emplace(Loc.getRawEncoding(), Counter);
+    if (New)
+      ++(Log.*Counter);
+    return false;
+  };
+  // Hidden when every way the analysis knows into the finding's function
+  // passes such a call.
+  if (Chain ? reachHidden(Analysis, SM, Chain)
+            : rootHidden(SM, Root))
+    return Hide(&FindingLog::SuppressedOnChain);
+
+  // The fingerprint: check, hazard, function, file name and line text.
+  FileID File = SM.getFileID(FileLoc);
+  OptionalFileEntryRef Entry = SM.getFileEntryRefForID(File);
+  std::string RealFile = Entry ? realPathOf(Entry->getName()) : "";
+  StringRef Buffer = SM.getBufferData(File);
+  unsigned Offset = SM.getFileOffset(FileLoc);
+  size_t LineBegin = Buffer.rfind('\n', Offset);
+  LineBegin = LineBegin == StringRef::npos ? 0 : LineBegin + 1;
+  StringRef LineText = Buffer.slice(LineBegin, Buffer.find('\n', Offset));
+  const FunctionDecl *Holder =
+      functionHolding(SM, Analysis.userFunctions(), FileLoc);
+  std::string Function = Holder ? Holder->getQualifiedNameAsString() : "";
+  std::string FileName = llvm::sys::path::filename(RealFile).str();
+  std::string &Print = Prints[Loc.getRawEncoding()];
+  if (Print.empty()) {
+    std::string Key = H.Id.str() + "\n" + Function + "\n" + FileName + "\n" +
+                      normalizedCode(LineText);
+    Print = fingerprintOf(getID(), H.Id, Function, FileName, LineText,
+                          Occurrences[Key]++);
+  }
+  if (Filters.HasBaseline && Filters.Baseline.contains(Print))
+    return Hide(&FindingLog::InBaseline);
+  if (Filters.HasChangedLines) {
+    bool Changed = Filters.changed(RealFile, SM.getSpellingLineNumber(FileLoc));
+    if (Root && Root->Loc.isValid())
+      Via.push_back(SM.getFileLoc(Root->Loc));
+    for (SourceLocation L : Via) {
+      if (Changed)
+        break;
+      if (OptionalFileEntryRef E = SM.getFileEntryRefForID(SM.getFileID(L)))
+        Changed = Filters.changed(realPathOf(E->getName()),
+                                  SM.getSpellingLineNumber(L));
+    }
+    if (!Changed)
+      return Hide(&FindingLog::OutsideChanges);
+  }
+  // Reported through another chain after all.
+  if (auto It = Hidden.find(Loc.getRawEncoding()); It != Hidden.end()) {
+    --(Log.*(It->second));
+    Hidden.erase(It);
+  }
+  Log.Findings.push_back(
+      {RealFile, Offset, getID().str(), H.Id.str(), Function, Print});
+  return true;
 }
 
 void CudaGraphCheck::addRootNote(const RegionRoot *Root) {

@@ -11,6 +11,7 @@
 
 #include "CaptureAnalysis.h"
 #include "HazardCatalog.h"
+#include "FindingLog.h"
 #include "HazardMatch.h"
 #include "clang-tidy/ClangTidyCheck.h"
 
@@ -37,16 +38,20 @@ protected:
   /// reported there. Returns false (and emits nothing) for a duplicate.
   /// \p Where is the user function holding the call: libtorch code gets
   /// libtorch advice.
+  /// \p Chain and \p Root: how the finding's code runs under capture, for
+  /// the filters (NOLINT on the chain's call sites, changed lines).
   bool reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
                     SourceLocation Loc, SourceRange Range, StringRef Lead,
-                    const FunctionDecl *Where,
+                    const FunctionDecl *Where, const Reach *Chain,
+                    const RegionRoot *Root,
                     llvm::ArrayRef<FixItHint> Fixes = {});
   /// Reports \p H at \p Loc for a call made on another thread while a
   /// global-mode capture may be open (same deduplication as reportHazard);
   /// \p RelaxedAllows: relaxed mode allows the call.
   bool reportOtherThread(CaptureAnalysis &Analysis, const Hazard &H,
                          SourceLocation Loc, SourceRange Range,
-                         StringRef Lead, bool RelaxedAllows);
+                         StringRef Lead, bool RelaxedAllows,
+                         const Reach *Chain, const RegionRoot *Root);
   /// Adds notes for the call chain of \p Ctx back to where capture begins.
   void addChainNotes(CaptureAnalysis &Analysis, const Reach *Chain,
                      const RegionRoot *Root);
@@ -67,7 +72,31 @@ protected:
   bool perThreadDefaultStream() const;
 
 private:
+  /// Whether a finding of \p H at \p Loc passes the filters (see
+  /// FindingLog.h); logs it when it does.
+  bool admit(CaptureAnalysis &Analysis, const Hazard &H, SourceLocation Loc,
+             const Reach *Chain, const RegionRoot *Root);
+  /// Whether a NOLINT comment for this check covers \p Loc's line.
+  bool nolintAt(const SourceManager &SM, SourceLocation Loc);
+  /// Whether every path through a NOLINT-free call reaching the function of
+  /// \p R is closed: each passes a call site whose line has a NOLINT for
+  /// this check (or a thread start, an op registration).
+  bool reachHidden(CaptureAnalysis &Analysis, const SourceManager &SM,
+                   const Reach *R);
+  bool stepHidden(CaptureAnalysis &Analysis, const SourceManager &SM,
+                  const CallSite &Site, const Reach *Parent,
+                  const RegionRoot *Root);
+  bool rootHidden(const SourceManager &SM, const RegionRoot *Root);
+  llvm::DenseSet<const Reach *> HiddenWalk;
+
   CaptureOptions CaptureOpts;
+  std::string BaselinePath;
+  unsigned MaxChainNotes;
+  llvm::DenseMap<FileID, std::unique_ptr<NolintLines>> Nolints;
+  llvm::StringMap<unsigned> Occurrences;
+  llvm::DenseMap<unsigned, std::string> Prints; // fingerprint by location
+  /// Locations a filter hid, with the count that holds them.
+  llvm::DenseMap<unsigned, unsigned FindingLog::*> Hidden;
   Preprocessor *PP = nullptr;
   const bool SkipWholeAstWalk;
   ASTContext *TraversalScopeChanged = nullptr;

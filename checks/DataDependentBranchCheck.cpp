@@ -336,7 +336,7 @@ void DataDependentBranchCheck::checkFunction(CaptureAnalysis &Analysis,
       continue;
     Loc = Analysis.visibleLoc(Loc);
     if (!reportHazard(Analysis, *BranchHazard, Loc, Cond->getSourceRange(),
-                      "branch condition", FD))
+                      "branch condition", FD, Ctx->Chain, Ctx->Root))
       continue;
     const auto *ReadCall = dyn_cast<CallExpr>(Read);
     const FunctionDecl *Callee =

@@ -825,7 +825,8 @@ void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
     }
   }
   if (!reportHazard(Analysis, H, Loc, F.Change->getSourceRange(),
-                    "'" + Name + "'", FD, Fixes))
+                    "'" + Name + "'", FD, Read->Site->Ctx.Chain,
+                    Read->Site->Ctx.Root, Fixes))
     return;
   SourceLocation UseLoc = Analysis.visibleLoc(Read->Use->getBeginLoc());
   if (Read->Kind == ValueKind::Scalar)

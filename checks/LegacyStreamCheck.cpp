@@ -104,7 +104,7 @@ void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
     if (!OnDefault)
       continue;
     reportHazard(Analysis, *H, Root.Loc, Call->getSourceRange(),
-                 "'" + displayName(Callee) + "'", Root.Owner);
+                 "'" + displayName(Callee) + "'", Root.Owner, nullptr, &Root);
   }
 }
 

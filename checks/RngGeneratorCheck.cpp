@@ -172,7 +172,7 @@ void RngGeneratorCheck::checkCapture(CaptureAnalysis &Analysis) {
         continue; // a library's own generator use is not the project's
       if (!reportHazard(Analysis, *Unregistered, Loc, Call->getSourceRange(),
                         "'" + displayName(Site.Site.Callee) + "'",
-                        Site.Function))
+                        Site.Function, Site.Ctx.Chain, Site.Ctx.Root))
         break;
       diag(It->second,
            "the generator is made here and never passed to "

@@ -693,7 +693,7 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
         continue;
       const Expr *StreamArg = W->Call->getArg(0);
       if (!reportHazard(Analysis, *Fork, Loc, Range, Lead,
-                        Flow.Function))
+                        Flow.Function, nullptr, &Root))
         continue;
       diag(SM.getFileLoc(StreamArg->getBeginLoc()),
            "'%0' joins the capture here; no event recorded on it is waited on "
@@ -731,7 +731,8 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
       SourceRange Range;
       SourceLocation Loc = AnchorOf(W, Lead, Range);
       if (Loc.isInvalid() || !reportHazard(Analysis, *Isolation, Loc, Range,
-                                           Lead, Flow.Function))
+                                           Lead, Flow.Function, nullptr,
+                                           &Root))
         continue;
       const Expr *StreamArg = streamArgOf(Outside->Call);
       diag(Analysis.visibleLoc(Outside->Call->getBeginLoc()),
@@ -766,7 +767,8 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
     SourceRange Range;
     SourceLocation Loc = AnchorOf(W, Lead, Range);
     if (Loc.isInvalid() || !reportHazard(Analysis, *Isolation, Loc, Range,
-                                         Lead, Flow.Function))
+                                         Lead, Flow.Function, nullptr,
+                                         &Root))
       continue;
     diag(Analysis.visibleLoc(Before->getBeginLoc()),
          "the event is recorded here, before the capture begins",

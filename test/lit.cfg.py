@@ -20,6 +20,8 @@ inputs = os.path.join(src, "test", "Inputs")
 plugin = os.path.join(config.cudagraph_lib_dir, "CudaGraphTidyModule.so")
 python = config.python_executable
 
+config.substitutions.append(
+    ("%expect_exit", "%s %s" % (python, os.path.join(src, "test", "expect_exit.py"))))
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%srcroot", src))
 config.substitutions.append(("%bindir", config.cudagraph_bin_dir))

@@ -4,6 +4,8 @@
 #include "IndexBuilder.h"
 #include "NvccCommand.h"
 #include "ProjectIndex.h"
+#include "Report.h"
+#include "FindingLog.h"
 #include "clang-tidy/tool/ClangTidyMain.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -48,7 +50,8 @@ bool takesSeparateValue(llvm::StringRef Arg) {
         "header-filter", "line-filter", "extra-arg", "extra-arg-before",
         "vfsoverlay", "store-check-profile", "load", "exclude-header-filter",
         "warnings-as-errors", "export-clang-database", "index-jobs",
-        "index-tu", "index-key", "project-index"})
+        "index-tu", "index-key", "project-index", "sarif", "baseline",
+        "write-baseline", "changed-lines"})
     if (isOption(Arg, Name))
       return true;
   return false;
@@ -109,7 +112,12 @@ struct CommandLine {
   bool Index = false; // --index: build or refresh the project index
   unsigned IndexJobs = 0;
   std::optional<std::string> IndexUnit, IndexKey, ProjectIndexPath;
+  std::optional<std::string> Sarif, Baseline, WriteBaseline, ChangedLines;
+  std::optional<std::string> ExportFixes;
   bool Quiet = false;
+  bool ExitZeroOnFindings = false;
+  /// An option that makes clang-tidy print something and analyze nothing.
+  bool InfoOnly = false;
 };
 
 CommandLine parse(const std::vector<std::string> &Args) {
@@ -153,14 +161,45 @@ CommandLine parse(const std::vector<std::string> &Args) {
       C.ProjectIndexPath = valueOf(Args, I);
       continue;
     }
+    if (isOption(Arg, "sarif")) {
+      C.Sarif = valueOf(Args, I);
+      continue;
+    }
+    if (isOption(Arg, "baseline")) {
+      C.Baseline = valueOf(Args, I);
+      continue;
+    }
+    if (isOption(Arg, "write-baseline")) {
+      C.WriteBaseline = valueOf(Args, I);
+      continue;
+    }
+    if (isOption(Arg, "changed-lines")) {
+      C.ChangedLines = valueOf(Args, I);
+      continue;
+    }
+    if (isOption(Arg, "exit-zero-on-findings")) {
+      C.ExitZeroOnFindings = true;
+      continue;
+    }
+    if (isOption(Arg, "export-fixes") && Arg.contains('='))
+      C.ExportFixes = Arg.split('=').second.str();
+    else if (isOption(Arg, "export-fixes") && I + 1 < Args.size())
+      C.ExportFixes = Args[I + 1];
     if (isOption(Arg, "quiet"))
       C.Quiet = true;
+    for (const char *Name : {"dump-config", "explain-config", "list-checks",
+                             "verify-config", "help", "help-list",
+                             "help-hidden", "version"})
+      C.InfoOnly |= isOption(Arg, Name);
     C.Options.push_back(Args[I]);
     if (takesSeparateValue(Arg) && I + 1 < Args.size())
       C.Options.push_back(Args[++I]);
   }
   return C;
 }
+
+/// What chooseChecks did, for --explain-config.
+std::string ChecksChoice;
 
 /// Which checks to add so that cudagraph-* stays on unless the user named a
 /// cudagraph check: rewrites --checks in \p Options or adds one.
@@ -200,8 +239,15 @@ void chooseChecks(std::vector<std::string> &Options,
   }
   bool Named = llvm::StringRef(CommandChecks).contains("cudagraph") ||
                (ConfigSets && llvm::StringRef(ConfigChecks).contains("cudagraph"));
-  if (Named)
+  if (Named) {
+    ChecksChoice = "the configuration or the command line names cudagraph "
+                   "checks, so its choice is used as written";
     return; // the user's choice of cudagraph checks wins
+  }
+  ChecksChoice = "no configuration or --checks names a cudagraph check, so "
+                 "cudagraph-tidy adds 'cudagraph-*' to the checks (shown "
+                 "below as the command-line option '-checks'); name a "
+                 "cudagraph check in Checks or --checks to choose them";
   if (ChecksAt >= 0) {
     std::string Value = CommandChecks + ",cudagraph-*";
     llvm::StringRef O = Options[ChecksAt];
@@ -275,9 +321,11 @@ translateCommands(std::vector<clang::tooling::CompileCommand> &Commands,
   return Count;
 }
 
-int fail(llvm::StringRef Message) {
+/// Says what went wrong; a usage error by default, an analysis failure
+/// (an input that cannot be read) when \p Code says so.
+int fail(llvm::StringRef Message, int Code = ExitUsage) {
   llvm::errs() << "cudagraph-tidy: error: " << Message << "\n";
-  return 2;
+  return Code;
 }
 
 } // namespace
@@ -351,7 +399,8 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
                                                                   Error);
       if (!DB)
         return fail("no usable compilation database in '" + *C.BuildPath +
-                    "': " + Error);
+                    "': " + Error,
+                    ExitFailure);
     } else if (!C.Sources.empty()) {
       DB = clang::tooling::CompilationDatabase::autoDetectFromSource(
           absolute(C.Sources.front()), Error);
@@ -408,7 +457,8 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
                                                                Error);
     if (!DB)
       return fail("no usable compilation database in '" + R.DatabaseDir +
-                  "': " + Error);
+                  "': " + Error,
+                  ExitFailure);
     if (C.Sources.empty()) {
       R.Commands = DB->getAllCompileCommands();
     } else {
@@ -473,12 +523,58 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
   } else if (C.ProjectIndexPath) {
     std::string Error;
     if (!clang::cudagraph::ProjectIndex::load(*C.ProjectIndexPath, Error))
-      return fail(Error);
+      return fail(Error, ExitFailure);
     clang::cudagraph::setDefaultProjectIndex(*C.ProjectIndexPath);
   } else if (UserBuildPath && !C.ExportDatabase) {
     clang::cudagraph::setDefaultProjectIndex(
         checkIndex(*UserBuildPath, C.Sources, C.Quiet));
   }
+
+  // Filters the checks apply before they report, and the diagnostics file
+  // the summary, SARIF and baselines are made from.
+  bool Analyzes = !C.IndexUnit && !C.InfoOnly && !C.Sources.empty();
+  if (!Analyzes && (C.Sarif || C.Baseline || C.WriteBaseline || C.ChangedLines))
+    return fail("--sarif, --baseline, --write-baseline and --changed-lines "
+                "need source files to analyze");
+  auto &Filters = clang::tidy::cudagraph::findingFilters();
+  std::string Error;
+  // A baseline being written holds every finding, old ones included.
+  if (C.Baseline && !C.WriteBaseline && !Filters.loadBaseline(*C.Baseline, Error))
+    return fail(Error);
+  if (C.ChangedLines) {
+    std::unique_ptr<llvm::MemoryBuffer> Diff;
+    if (auto Buffer = *C.ChangedLines == "-"
+                          ? llvm::MemoryBuffer::getSTDIN()
+                          : llvm::MemoryBuffer::getFile(*C.ChangedLines))
+      Diff = std::move(*Buffer);
+    else
+      return fail("cannot read the diff '" + *C.ChangedLines +
+                  "': " + Buffer.getError().message());
+    llvm::SmallString<256> Root;
+    llvm::sys::fs::current_path(Root);
+    if (!Filters.loadChangedLines(Diff->getBuffer(), Root, Error))
+      return fail(Error);
+  }
+  std::string DiagnosticsFile;
+  if (Analyzes) {
+    if (C.ExportFixes) {
+      DiagnosticsFile = *C.ExportFixes;
+      llvm::sys::fs::remove(DiagnosticsFile);
+    } else {
+      llvm::SmallString<128> Path;
+      if (std::error_code EC = llvm::sys::fs::createTemporaryFile(
+              "cudagraph-tidy-diagnostics", "yaml", Path))
+        return fail("cannot create a temporary file: " + EC.message(),
+                    ExitFailure);
+      llvm::sys::fs::remove(Path);
+      DiagnosticsFile = std::string(Path);
+      C.Options.push_back("--export-fixes=" + DiagnosticsFile);
+    }
+  }
+  auto RemoveDiagnostics = llvm::make_scope_exit([&] {
+    if (!DiagnosticsFile.empty() && !C.ExportFixes)
+      llvm::sys::fs::remove(DiagnosticsFile);
+  });
 
   std::vector<std::string> Rebuilt = C.Options;
   if (C.BuildPath)
@@ -493,8 +589,24 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
   NewArgv.push_back(Argv[0]);
   for (const std::string &A : Adjusted)
     NewArgv.push_back(A.c_str());
-  return clang::tidy::clangTidyMain(static_cast<int>(NewArgv.size()),
-                                    NewArgv.data());
+  for (const std::string &O : C.Options)
+    if (isOption(O, "explain-config"))
+      llvm::outs() << "cudagraph-tidy: " << ChecksChoice << ".\n";
+  int TidyExit = clang::tidy::clangTidyMain(static_cast<int>(NewArgv.size()),
+                                            NewArgv.data());
+  if (!Analyzes)
+    return TidyExit;
+  ReportRequest Report;
+  Report.Diagnostics = DiagnosticsFile;
+  Report.Sources = C.Sources;
+  Report.Sarif = C.Sarif;
+  Report.WriteBaseline = C.WriteBaseline;
+  Report.Self = llvm::sys::fs::getMainExecutable(
+      Argv[0], reinterpret_cast<void *>(&runCudaGraphTidy));
+  Report.Quiet = C.Quiet;
+  Report.TidyExit = TidyExit;
+  int Exit = finishRun(Report);
+  return Exit == ExitFindings && C.ExitZeroOnFindings ? ExitClean : Exit;
 }
 
 } // namespace cudagraph

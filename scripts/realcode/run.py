@@ -419,10 +419,11 @@ def print_summary(results):
         total_f += len(rec["findings"])
         total_e += rec["errors"]
         flag = " TIMEOUT" if rec.get("timed_out") else ""
-        # The tool exits 1 for findings or clang errors; anything else (a
-        # signal, an assertion) is a crash, whatever it printed before.
+        # The tool exits 1 for findings and 3 for clang errors (1 for both
+        # before 0.2); anything else (a signal, an assertion) is a crash,
+        # whatever it printed before.
         rc = rec.get("returncode")
-        if rc is not None and rc not in (0, 1):
+        if rc is not None and rc not in (0, 1, 3):
             flag += f" CRASHED (exit {rc})"
         print(f"{rec['entry']}: {rec['errors']} errors, {len(rec['findings'])} findings "
               f"({rec['seconds']}s){flag}")
@@ -433,7 +434,7 @@ def print_summary(results):
     files = sum(1 for r in results if "skipped" not in r)
     repos = len({r["repo"] for r in results if "skipped" not in r})
     clean = sum(1 for r in results if "skipped" not in r and r["errors"] == 0)
-    crashed = sum(1 for r in results if r.get("returncode") not in (None, 0, 1) and "skipped" not in r)
+    crashed = sum(1 for r in results if r.get("returncode") not in (None, 0, 1, 3) and "skipped" not in r)
     print(f"\n{files} files from {repos} projects analyzed ({clean} without clang errors); "
           f"{total_e} error lines, {total_f} findings; "
           f"{sum(1 for r in results if 'skipped' in r)} skipped; {crashed} crashed")

@@ -4,7 +4,7 @@
 // directory (its CUDA wrapper headers: without them Thrust's sort, through
 // CUB's placement new, does not parse) itself.
 // REQUIRES: cuda13
-// RUN: %cudagraph_tidy %s -- -std=c++17 --cuda-path=%cuda_root > %t.out 2>&1
+// RUN: not %cudagraph_tidy %s -- -std=c++17 --cuda-path=%cuda_root > %t.out 2>&1
 // RUN: FileCheck %s --input-file %t.out --implicit-check-not="{{[0-9]+:[0-9]+: (warning|error)}}:"
 // The plugin in Debian's clang-tidy-19 does the same.
 // RUN: %if clang-tidy-19 %{ %clang_tidy_19 --load=%cudagraph_plugin --checks='-*,cudagraph-*' %s -- -std=c++17 --cuda-path=%cuda_root > %t.plugin 2>&1 %}

@@ -2,7 +2,7 @@
 // c10/cuda headers lack cuda_cmake_macros.h: the tool stands in for it) and
 // the CUDA 13 toolkit.
 // REQUIRES: libtorch-debian, cuda13
-// RUN: %cudagraph_tidy %s -- -std=c++17 -I/usr/include/torch/csrc/api/include -isystem %cuda_root/include > %t.out 2>&1
+// RUN: not %cudagraph_tidy %s -- -std=c++17 -I/usr/include/torch/csrc/api/include -isystem %cuda_root/include > %t.out 2>&1
 // RUN: FileCheck %s --input-file %t.out --implicit-check-not="{{[0-9]+:[0-9]+: (warning|error)}}:"
 
 #include <ATen/cuda/CUDAEvent.h>
