@@ -41,6 +41,14 @@ bool NamePatterns::matches(llvm::StringRef Name) const {
   return Any(Included) && !Any(Excluded);
 }
 
+llvm::ArrayRef<CheckEntry> allChecks() {
+  static const CheckEntry Checks[] = {
+#define CUDAGRAPH_CHECK(Name, Status, Summary) {Name, Summary},
+#include "Hazards.def"
+  };
+  return Checks;
+}
+
 llvm::StringRef stripCudaApiSuffix(llvm::StringRef Name) {
   std::string_view Stripped =
       ::cudagraph::catalog::stripCudaApiSuffix({Name.data(), Name.size()});

@@ -108,6 +108,14 @@ struct Hazard {
 
 /// Every catalog entry, in file order.
 llvm::ArrayRef<Hazard> allHazards();
+
+/// A check of the catalog: its name and one-line summary.
+struct CheckEntry {
+  llvm::StringRef Name;
+  llvm::StringRef Summary;
+};
+/// Every check of the catalog, in file order.
+llvm::ArrayRef<CheckEntry> allChecks();
 /// The entry with id \p Id, or null.
 const Hazard *findHazard(llvm::StringRef Id);
 

@@ -34,6 +34,7 @@ namespace cudagraph {
 
 namespace {
 
+
 /// clang-tidy accepts -name, --name, -name=value and --name=value.
 bool isOption(llvm::StringRef Arg, llvm::StringRef Name) {
   Arg.consume_front("-");
@@ -51,7 +52,7 @@ bool takesSeparateValue(llvm::StringRef Arg) {
         "vfsoverlay", "store-check-profile", "load", "exclude-header-filter",
         "warnings-as-errors", "export-clang-database", "index-jobs",
         "index-tu", "index-key", "project-index", "sarif", "baseline",
-        "write-baseline", "changed-lines"})
+        "write-baseline", "changed-lines", "gitlab-codequality"})
     if (isOption(Arg, Name))
       return true;
   return false;
@@ -112,7 +113,8 @@ struct CommandLine {
   bool Index = false; // --index: build or refresh the project index
   unsigned IndexJobs = 0;
   std::optional<std::string> IndexUnit, IndexKey, ProjectIndexPath;
-  std::optional<std::string> Sarif, Baseline, WriteBaseline, ChangedLines;
+  std::optional<std::string> Sarif, Baseline, WriteBaseline, ChangedLines,
+      CodeQuality;
   std::optional<std::string> ExportFixes;
   bool Quiet = false;
   bool ExitZeroOnFindings = false;
@@ -163,6 +165,10 @@ CommandLine parse(const std::vector<std::string> &Args) {
     }
     if (isOption(Arg, "sarif")) {
       C.Sarif = valueOf(Args, I);
+      continue;
+    }
+    if (isOption(Arg, "gitlab-codequality")) {
+      C.CodeQuality = valueOf(Args, I);
       continue;
     }
     if (isOption(Arg, "baseline")) {
@@ -326,6 +332,39 @@ translateCommands(std::vector<clang::tooling::CompileCommand> &Commands,
 int fail(llvm::StringRef Message, int Code = ExitUsage) {
   llvm::errs() << "cudagraph-tidy: error: " << Message << "\n";
   return Code;
+}
+
+/// cudagraph-tidy's own part of --help; clang-tidy's follows.
+void printHelp() {
+  llvm::outs()
+      << "cudagraph-tidy " CUDAGRAPH_TIDY_VERSION
+         ": clang-tidy 19 with the cudagraph checks built in.\n\n"
+         "CUDAGRAPH CHECKS (on unless a configuration or --checks names one):\n";
+  for (const clang::cudagraph::CheckEntry &Check : clang::cudagraph::allChecks())
+    llvm::outs() << "  " << Check.Name << "\n      " << Check.Summary << "\n";
+  llvm::outs()
+      << "\nCUDAGRAPH OPTIONS:\n"
+         "  -p <dir>                      build directory (compile_commands.json;\n"
+         "                                nvcc commands are translated)\n"
+         "  --index                       build or refresh the project index\n"
+         "  --index-jobs=<n>              units summarized in parallel\n"
+         "  --project-index=<file>        use this index\n"
+         "  --export-clang-database=<dir> write the translated database\n"
+         "  --sarif=<file>                write SARIF 2.1.0\n"
+         "  --gitlab-codequality=<file>   write a GitLab Code Quality report\n"
+         "  --write-baseline=<file>       record this run's findings\n"
+         "  --baseline=<file>             report only findings not recorded\n"
+         "  --changed-lines=<diff|->      report only findings on lines a\n"
+         "                                unified diff adds (or whose call\n"
+         "                                chain passes one)\n"
+         "  --exit-zero-on-findings       exit 0 for findings (CMake's\n"
+         "                                CMAKE_<LANG>_CLANG_TIDY)\n"
+         "\nCHECK OPTIONS (CheckOptions): CaptureBeginFunctions, "
+         "CaptureEndFunctions,\n  CapturedFunctions, CaptureStatusFunctions, "
+         "CaptureSafeFunctions, CustomOpRoots,\n  ProjectIndex, Baseline, "
+         "MaxChainNotes.\n"
+         "\nEXIT STATUS: 0 clean, 1 findings, 2 usage error, 3 a file could "
+         "not be analyzed.\nSee man cudagraph-tidy and docs/ for more.\n\n";
 }
 
 } // namespace
@@ -533,7 +572,8 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
   // Filters the checks apply before they report, and the diagnostics file
   // the summary, SARIF and baselines are made from.
   bool Analyzes = !C.IndexUnit && !C.InfoOnly && !C.Sources.empty();
-  if (!Analyzes && (C.Sarif || C.Baseline || C.WriteBaseline || C.ChangedLines))
+  if (!Analyzes && (C.Sarif || C.Baseline || C.WriteBaseline ||
+                    C.ChangedLines || C.CodeQuality))
     return fail("--sarif, --baseline, --write-baseline and --changed-lines "
                 "need source files to analyze");
   auto &Filters = clang::tidy::cudagraph::findingFilters();
@@ -589,9 +629,12 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
   NewArgv.push_back(Argv[0]);
   for (const std::string &A : Adjusted)
     NewArgv.push_back(A.c_str());
-  for (const std::string &O : C.Options)
+  for (const std::string &O : C.Options) {
     if (isOption(O, "explain-config"))
       llvm::outs() << "cudagraph-tidy: " << ChecksChoice << ".\n";
+    if (isOption(O, "help") || isOption(O, "help-list"))
+      printHelp();
+  }
   int TidyExit = clang::tidy::clangTidyMain(static_cast<int>(NewArgv.size()),
                                             NewArgv.data());
   if (!Analyzes)
@@ -601,6 +644,7 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
   Report.Sources = C.Sources;
   Report.Sarif = C.Sarif;
   Report.WriteBaseline = C.WriteBaseline;
+  Report.CodeQuality = C.CodeQuality;
   Report.Self = llvm::sys::fs::getMainExecutable(
       Argv[0], reinterpret_cast<void *>(&runCudaGraphTidy));
   Report.Quiet = C.Quiet;

@@ -49,15 +49,6 @@ struct Finding {
   std::string Hazard, Function, Fingerprint;
 };
 
-/// The catalog's checks: name and summary.
-struct CheckInfo {
-  const char *Name;
-  const char *Summary;
-};
-const CheckInfo Checks[] = {
-#define CUDAGRAPH_CHECK(Name, Status, Summary) {Name, Summary},
-#include "Hazards.def"
-};
 
 /// File contents, read once.
 class Files {
@@ -238,9 +229,9 @@ llvm::json::Object physicalLocation(const Place &P, llvm::StringRef Root) {
   return Physical;
 }
 
-llvm::json::Object rule(const CheckInfo &C, llvm::StringRef Self) {
-  std::string Text = std::string(C.Summary) + ".";
-  std::string Markdown = "**" + std::string(C.Name) + "**: " + C.Summary + ".\n";
+llvm::json::Object rule(const clang::cudagraph::CheckEntry &C, llvm::StringRef Self) {
+  std::string Text = C.Summary.str() + ".";
+  std::string Markdown = ("**" + C.Name + "**: " + C.Summary + ".\n").str();
   llvm::json::Array Hazards;
   for (const clang::cudagraph::Hazard &H : clang::cudagraph::allHazards()) {
     if (H.Check != C.Name)
@@ -284,8 +275,8 @@ bool writeSarif(llvm::StringRef Path, const std::vector<Finding> &All,
   llvm::sys::fs::current_path(Root);
   llvm::json::Array Rules;
   std::map<std::string, unsigned> RuleIndex;
-  for (const CheckInfo &C : Checks) {
-    RuleIndex[C.Name] = Rules.size();
+  for (const clang::cudagraph::CheckEntry &C : clang::cudagraph::allChecks()) {
+    RuleIndex[C.Name.str()] = Rules.size();
     Rules.push_back(rule(C, R.Self));
   }
   llvm::json::Array Results, Notifications;
@@ -381,6 +372,26 @@ bool writeSarif(llvm::StringRef Path, const std::vector<Finding> &All,
                    Error);
 }
 
+/// GitLab's Code Quality report: one issue per finding.
+bool writeCodeQuality(llvm::StringRef Path, const std::vector<Finding> &All,
+                      std::string &Error) {
+  llvm::json::Array Issues;
+  for (const Finding &F : All) {
+    if (F.Error)
+      continue;
+    Issues.push_back(llvm::json::Object{
+        {"description", F.Message},
+        {"check_name", F.Check},
+        {"fingerprint", F.Fingerprint},
+        {"severity", "major"},
+        {"location",
+         llvm::json::Object{
+             {"path", shown(F.Where.File)},
+             {"lines", llvm::json::Object{{"begin", F.Where.Line}}}}}});
+  }
+  return writeJson(Path, std::move(Issues), Error);
+}
+
 bool writeBaseline(llvm::StringRef Path, const std::vector<Finding> &All,
                    std::string &Error) {
   llvm::json::Array Entries;
@@ -461,6 +472,8 @@ int finishRun(const ReportRequest &R) {
   if (R.Sarif && !writeSarif(*R.Sarif, All, R, Failed == 0, Exit, Error))
     Ok = false;
   else if (R.WriteBaseline && !writeBaseline(*R.WriteBaseline, All, Error))
+    Ok = false;
+  else if (R.CodeQuality && !writeCodeQuality(*R.CodeQuality, All, Error))
     Ok = false;
   if (!Ok) {
     llvm::errs() << "cudagraph-tidy: error: " << Error << "\n";

@@ -28,7 +28,7 @@ enum ExitCode : int {
 struct ReportRequest {
   std::string Diagnostics; // clang-tidy's --export-fixes file
   std::vector<std::string> Sources; // as given on the command line
-  std::optional<std::string> Sarif, WriteBaseline;
+  std::optional<std::string> Sarif, WriteBaseline, CodeQuality;
   std::string Self; // this executable, to find the installed docs
   bool Quiet = false;
   int TidyExit = 0; // what clang-tidy's main returned

@@ -3,17 +3,18 @@
 // around a region, the capture_safe annotation, the CaptureSafeFunctions
 // option, and long chains capped in the notes.
 //
-// RUN: %check_cudagraph_tidy %s cudagraph-host-sync,cudagraph-status-query %t -- -- -std=c++17 -isystem %cuda_stubs
-// RUN: %check_cudagraph_tidy --prefix=SAFE-MESSAGES %s cudagraph-host-sync,cudagraph-status-query %t.safe -- --config="{CheckOptions: {CaptureSafeFunctions: 'wait_quietly;ns::*'}}" -- -std=c++17 -isystem %cuda_stubs
-// RUN: %check_cudagraph_tidy --prefix=CAP-MESSAGES %s cudagraph-host-sync %t.cap -- --config="{CheckOptions: {MaxChainNotes: 3}}" -- -std=c++17 -isystem %cuda_stubs
+// RUN: %check_cudagraph_tidy %s cudagraph-host-sync,cudagraph-status-query %t -- -- -std=c++17 -isystem %cuda_stubs -I %srcroot/include
+// RUN: %check_cudagraph_tidy --prefix=SAFE-MESSAGES %s cudagraph-host-sync,cudagraph-status-query %t.safe -- --config="{CheckOptions: {CaptureSafeFunctions: 'wait_quietly;ns::*'}}" -- -std=c++17 -isystem %cuda_stubs -I %srcroot/include
+// RUN: %check_cudagraph_tidy --prefix=CAP-MESSAGES %s cudagraph-host-sync %t.cap -- --config="{CheckOptions: {MaxChainNotes: 3}}" -- -std=c++17 -isystem %cuda_stubs -I %srcroot/include
 //
 // The summary line counts each hidden finding once, and a finding reached
 // both through a suppressed call site and another one is not hidden.
-// RUN: not %cudagraph_tidy --checks='-*,cudagraph-host-sync,cudagraph-status-query' %s -- -std=c++17 -isystem %cuda_stubs > /dev/null 2> %t.err
+// RUN: not %cudagraph_tidy --checks='-*,cudagraph-host-sync,cudagraph-status-query' %s -- -std=c++17 -isystem %cuda_stubs -I %srcroot/include > /dev/null 2> %t.err
 // RUN: FileCheck --check-prefix=SUMMARY %s --input-file %t.err
 // SUMMARY: cudagraph-tidy: 5 findings in 1 file; 0 of 1 file failed to analyze; 4 suppressed by NOLINT on their call chain
 
 #include <cuda_runtime.h>
+#include <cudagraph/annotations.h>
 
 // A no-lint comment on the call site in the region: the helper's hazard is not
 // reported through it.
@@ -70,7 +71,7 @@ void whole_region(cudaStream_t s, cudaEvent_t e, cudaGraph_t *g) {
 // Functions declared safe to run under capture (they test the capture
 // status themselves, say): nothing is followed into them.
 void drain_d(cudaStream_t s) { cudaStreamSynchronize(s); }
-__attribute__((annotate("cudagraph::capture_safe"))) void checked_drain(cudaStream_t s) {
+CUDAGRAPH_CAPTURE_SAFE void checked_drain(cudaStream_t s) {
   drain_d(s);
 }
 void drain_e(cudaStream_t s) { cudaStreamSynchronize(s); }
