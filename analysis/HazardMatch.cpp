@@ -313,7 +313,9 @@ static bool passesPinnedTrue(const Stmt *S) {
 
 /// Whether \p E is a host tensor in pinned memory: `pin_memory()`, or a
 /// factory given `pinned_memory(true)`, or a local initialized so.
-static bool isPinnedHostTensor(const Expr *E, unsigned Depth = 0) {
+static bool isPinnedHostTensor(const Expr *E, unsigned Depth);
+bool isPinnedHostTensor(const Expr *E) { return isPinnedHostTensor(E, 0); }
+static bool isPinnedHostTensor(const Expr *E, unsigned Depth) {
   E = unwrap(E);
   if (!E || Depth > 4)
     return false;

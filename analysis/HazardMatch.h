@@ -65,6 +65,10 @@ const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,
 /// True for a tensor copy to the CPU that does not pass non_blocking=true.
 bool isBlockingHostCopy(const CallExpr *Call);
 
+/// Whether \p E is a host tensor in pinned memory: `pin_memory()`, a
+/// factory given `pinned_memory(true)`, or a local or field holding one.
+bool isPinnedHostTensor(const Expr *E);
+
 } // namespace clang::cudagraph
 
 #endif // CUDAGRAPH_ANALYSIS_HAZARDMATCH_H

@@ -86,4 +86,76 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
   addChainNotes(Analysis, Via ? Via->Parent : Site.Ctx.Chain, Site.Ctx.Root);
 }
 
+/// `name(args)` -> `nameAsync(args, stream)` when the Async form is declared
+/// with one more parameter, a stream, and the call writes every argument.
+static std::vector<FixItHint> asyncOnStream(ASTContext &Ctx,
+                                            const CallExpr *Call,
+                                            StringRef Stream) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  const auto *Ref =
+      dyn_cast<DeclRefExpr>(Call->getCallee()->IgnoreParenImpCasts());
+  if (!Callee || !Ref || !Callee->getIdentifier() ||
+      Call->getBeginLoc().isMacroID() || Call->getRParenLoc().isMacroID() ||
+      Ref->getNameInfo().getLoc().isMacroID())
+    return {};
+  for (const Expr *Arg : Call->arguments())
+    if (isa<CXXDefaultArgExpr>(Arg))
+      return {};
+  std::string Async = (Callee->getName() + "Async").str();
+  const FunctionDecl *AsyncDecl = nullptr;
+  for (const NamedDecl *D :
+       Callee->getDeclContext()->getRedeclContext()->lookup(
+           &Ctx.Idents.get(Async)))
+    if (const auto *FD = dyn_cast<FunctionDecl>(D->getUnderlyingDecl()))
+      if (FD->getNumParams() == Callee->getNumParams() + 1)
+        AsyncDecl = FD;
+  if (!AsyncDecl)
+    return {};
+  QualType Last = AsyncDecl->getParamDecl(Callee->getNumParams())->getType();
+  if (!Last->isPointerType() ||
+      !StringRef(Last.getAsString()).contains_insensitive("stream"))
+    return {};
+  return {FixItHint::CreateReplacement(Ref->getNameInfo().getSourceRange(),
+                                       Async),
+          FixItHint::CreateInsertion(Call->getRParenLoc(),
+                                     (Call->getNumArgs() ? ", " : "") +
+                                         Stream.str())};
+}
+
+std::vector<FixItHint> ApiHazardCheck::fixesFor(CaptureAnalysis &Analysis,
+                                                const Hazard &H,
+                                                const CapturedSite &Site) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(Site.Site.S);
+  if (!Call || Call->getBeginLoc().isMacroID())
+    return {};
+  if (H.Id == "sync-memcpy" || H.Id == "sync-memset") {
+    std::optional<std::string> Stream = capturingStreamInScope(Site);
+    return Stream ? asyncOnStream(Analysis.context(), Call, *Stream)
+                  : std::vector<FixItHint>();
+  }
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+  const auto *ME =
+      Member ? dyn_cast<MemberExpr>(Member->getCallee()->IgnoreParens())
+             : nullptr;
+  if (!ME || ME->getMemberLoc().isMacroID() || Call->getRParenLoc().isMacroID())
+    return {};
+  StringRef Name = Member->getMethodDecl()->getName();
+  // A blocking copy into pinned host memory: non_blocking makes it a copy
+  // node of the graph (libtorch allows it for a pinned destination).
+  if (H.Id == "tensor-to-host" && Name == "copy_" && Call->getNumArgs() >= 1 &&
+      llvm::all_of(llvm::drop_begin(Call->arguments()),
+                   [](const Expr *A) { return isa<CXXDefaultArgExpr>(A); }) &&
+      isPinnedHostTensor(Member->getImplicitObjectArgument()))
+    return {FixItHint::CreateInsertion(Call->getRParenLoc(),
+                                       ", /*non_blocking=*/true")};
+  // nonzero's result size depends on the data; nonzero_static's does not.
+  if (H.Id == "tensor-nonzero" && Name == "nonzero" && Call->getNumArgs() == 0)
+    return {FixItHint::CreateReplacement(ME->getMemberLoc(), "nonzero_static"),
+            FixItHint::CreateInsertion(
+                Call->getRParenLoc(),
+                "/*size=*/ /* TODO: the largest number of nonzero elements; "
+                "the rest is filled with fill_value */")};
+  return {};
+}
+
 } // namespace clang::tidy::cudagraph

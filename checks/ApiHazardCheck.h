@@ -25,12 +25,16 @@ public:
 
 protected:
   void checkCapture(CaptureAnalysis &Analysis) override;
-  /// Fix-its for a finding of \p H at \p Site (none by default).
+  /// Fix-its for a finding of \p H at \p Site, where the rewrite is
+  /// mechanical and keeps the program's meaning under capture:
+  /// - a synchronous copy or memset becomes its *Async form on the capturing
+  ///   stream, when that stream is in scope and every argument is written;
+  /// - `pinned.copy_(src)` becomes `pinned.copy_(src, /*non_blocking=*/true)`;
+  /// - `t.nonzero()` becomes `t.nonzero_static(...)` with a TODO where the
+  ///   size goes (it does not compile until the size is written).
   virtual std::vector<FixItHint> fixesFor(CaptureAnalysis &Analysis,
                                           const Hazard &H,
-                                          const CapturedSite &Site) {
-    return {};
-  }
+                                          const CapturedSite &Site);
   /// Notes (with fix-its applied only under --fix-notes) for a finding of
   /// \p H at \p Site, emitted right after the warning (none by default).
   virtual void notesFor(CaptureAnalysis &Analysis, const Hazard &H,

@@ -214,6 +214,22 @@ bool CudaGraphCheck::reportOtherThread(CaptureAnalysis &Analysis,
   return true;
 }
 
+std::optional<std::string>
+CudaGraphCheck::capturingStreamInScope(const CapturedSite &Site) {
+  const RegionRoot *Root = Site.Ctx.Root;
+  if (Site.Ctx.Chain || !Root || Root->K != RegionRoot::Kind::BeginApi ||
+      Site.Function != Root->Owner)
+    return std::nullopt;
+  const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
+  if (!Call || isa<CXXMemberCallExpr>(Call) || Call->getNumArgs() < 1)
+    return std::nullopt;
+  const auto *DRE =
+      dyn_cast<DeclRefExpr>(Call->getArg(0)->IgnoreParenImpCasts());
+  if (!DRE || !isa<VarDecl>(DRE->getDecl()) || DRE->hasQualifier())
+    return std::nullopt;
+  return DRE->getDecl()->getNameAsString();
+}
+
 std::string CudaGraphCheck::displayName(const FunctionDecl *FD) {
   if (const auto *MD = dyn_cast<CXXMethodDecl>(FD)) {
     if (MD->getParent()->isLambda())

@@ -62,6 +62,11 @@ protected:
   /// function containing it. Sets \p Via to that call's reach (or null).
   static SourceLocation anchorOf(CaptureAnalysis &Analysis,
                                  const CapturedSite &Site, const Reach *&Via);
+  /// The stream a capture records, as source text, when the code at \p Site
+  /// can name it: the site is in the function that began the capture with a
+  /// raw begin call given a plain variable.
+  static std::optional<std::string>
+  capturingStreamInScope(const CapturedSite &Site);
   /// How a function is named in diagnostics ('Tensor::item', 'lambda').
   static std::string displayName(const FunctionDecl *FD);
   /// The first clause of a catalog outcome, for the one-line message.

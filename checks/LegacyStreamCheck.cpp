@@ -7,33 +7,14 @@
 
 namespace clang::tidy::cudagraph {
 
-/// The stream a raw begin call captures, as source text, when it names a
-/// variable.
-static std::optional<std::string> capturingStreamName(const RegionRoot *Root) {
-  if (!Root || Root->K != RegionRoot::Kind::BeginApi)
-    return std::nullopt;
-  const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
-  if (!Call || isa<CXXMemberCallExpr>(Call) || Call->getNumArgs() < 1)
-    return std::nullopt;
-  const auto *DRE =
-      dyn_cast<DeclRefExpr>(Call->getArg(0)->IgnoreParenImpCasts());
-  if (!DRE || !isa<VarDecl>(DRE->getDecl()) || DRE->hasQualifier())
-    return std::nullopt;
-  return DRE->getDecl()->getNameAsString();
-}
-
 std::vector<FixItHint> LegacyStreamCheck::fixesFor(CaptureAnalysis &Analysis,
                                                    const Hazard &H,
                                                    const CapturedSite &Site) {
-  if (H.Kind != HazardKind::LegacyStream || Site.Ctx.Chain)
+  if (H.Kind != HazardKind::LegacyStream)
     return {};
   const auto *Call = dyn_cast_or_null<CallExpr>(Site.Site.S);
-  std::optional<std::string> Stream = capturingStreamName(Site.Ctx.Root);
+  std::optional<std::string> Stream = capturingStreamInScope(Site);
   if (!Call || !Stream || Call->getBeginLoc().isMacroID())
-    return {};
-  // The stream variable must be visible here: the launch is in the function
-  // that began the capture, after the begin.
-  if (Site.Function != Site.Ctx.Root->Owner)
     return {};
   const SourceManager &SM = Analysis.context().getSourceManager();
   const LangOptions &LO = Analysis.context().getLangOpts();
