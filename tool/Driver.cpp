@@ -8,6 +8,7 @@
 #include "FindingLog.h"
 #include "clang-tidy/tool/ClangTidyMain.h"
 #include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Config/llvm-config.h"
@@ -135,12 +136,23 @@ CommandLine parse(const std::vector<std::string> &Args) {
       C.Sources.push_back(Args[I]);
       continue;
     }
-    if (isOption(Arg, "p")) {
-      C.BuildPath = valueOf(Args, I);
-      continue;
-    }
-    if (isOption(Arg, "export-clang-database")) {
-      C.ExportDatabase = valueOf(Args, I);
+    // The tool's own options with a value; clang-tidy never sees them.
+    static const std::pair<const char *, std::optional<std::string> CommandLine::*>
+        Valued[] = {{"p", &CommandLine::BuildPath},
+                    {"export-clang-database", &CommandLine::ExportDatabase},
+                    {"index-tu", &CommandLine::IndexUnit},
+                    {"index-key", &CommandLine::IndexKey},
+                    {"project-index", &CommandLine::ProjectIndexPath},
+                    {"sarif", &CommandLine::Sarif},
+                    {"gitlab-codequality", &CommandLine::CodeQuality},
+                    {"baseline", &CommandLine::Baseline},
+                    {"write-baseline", &CommandLine::WriteBaseline},
+                    {"changed-lines", &CommandLine::ChangedLines}};
+    auto Own = llvm::find_if(Valued, [&](const auto &V) {
+      return isOption(Arg, V.first);
+    });
+    if (Own != std::end(Valued)) {
+      C.*(Own->second) = valueOf(Args, I);
       continue;
     }
     if (isOption(Arg, "index") && !Arg.contains('=')) {
@@ -149,38 +161,6 @@ CommandLine parse(const std::vector<std::string> &Args) {
     }
     if (isOption(Arg, "index-jobs")) {
       llvm::StringRef(valueOf(Args, I)).getAsInteger(10, C.IndexJobs);
-      continue;
-    }
-    if (isOption(Arg, "index-tu")) {
-      C.IndexUnit = valueOf(Args, I);
-      continue;
-    }
-    if (isOption(Arg, "index-key")) {
-      C.IndexKey = valueOf(Args, I);
-      continue;
-    }
-    if (isOption(Arg, "project-index")) {
-      C.ProjectIndexPath = valueOf(Args, I);
-      continue;
-    }
-    if (isOption(Arg, "sarif")) {
-      C.Sarif = valueOf(Args, I);
-      continue;
-    }
-    if (isOption(Arg, "gitlab-codequality")) {
-      C.CodeQuality = valueOf(Args, I);
-      continue;
-    }
-    if (isOption(Arg, "baseline")) {
-      C.Baseline = valueOf(Args, I);
-      continue;
-    }
-    if (isOption(Arg, "write-baseline")) {
-      C.WriteBaseline = valueOf(Args, I);
-      continue;
-    }
-    if (isOption(Arg, "changed-lines")) {
-      C.ChangedLines = valueOf(Args, I);
       continue;
     }
     if (isOption(Arg, "exit-zero-on-findings")) {
