@@ -28,7 +28,7 @@ static bool onlyCudaGraphChecks(const ClangTidyContext &Context) {
     if (Glob.empty() || Glob.starts_with("-"))
       continue;
     if (!Glob.starts_with("cudagraph-") &&
-        !Glob.starts_with("clang-diagnostic-"))
+        !Glob.starts_with("clang-diagnostic-") && Glob != ParseSupportCheckName)
       return false;
   }
   return true;

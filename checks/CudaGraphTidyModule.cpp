@@ -7,6 +7,7 @@
 #include "LegacyStreamCheck.h"
 #include "RngGeneratorCheck.h"
 #include "UnjoinedForkCheck.h"
+#include "CudaToolkitSupport.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 #include "llvm/Config/llvm-config.h"
@@ -15,6 +16,19 @@
 #include <dlfcn.h>
 
 namespace clang::tidy::cudagraph {
+
+/// Reports nothing: makes CUDA 13 and Debian libtorch headers parse (see
+/// CudaToolkitSupport.h). Every cudagraph check does the same; cudagraph-tidy
+/// enables this one on every run so that parsing never depends on which
+/// checks a configuration turns on.
+class ParseSupportCheck : public ClangTidyCheck {
+public:
+  using ClangTidyCheck::ClangTidyCheck;
+  void registerPPCallbacks(const SourceManager &, Preprocessor *PP,
+                           Preprocessor *) override {
+    addStandInHeaders(*PP);
+  }
+};
 
 class CudaGraphModule : public ClangTidyModule {
 public:
@@ -33,6 +47,7 @@ public:
     Factories.registerCheck<RngGeneratorCheck>("cudagraph-rng-generator");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-status-query");
     Factories.registerCheck<UnjoinedForkCheck>("cudagraph-unjoined-fork");
+    Factories.registerCheck<ParseSupportCheck>(ParseSupportCheckName);
   }
 };
 

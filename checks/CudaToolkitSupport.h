@@ -21,6 +21,11 @@ namespace tidy::cudagraph {
 /// <cuda>/include/cccl to the system include path. Idempotent.
 void addStandInHeaders(Preprocessor &PP);
 
+/// A check that reports nothing and calls addStandInHeaders; cudagraph-tidy
+/// enables it on every run. Its name does not start with "cudagraph-", so
+/// `-cudagraph-*` in a configuration does not turn parsing support off.
+inline constexpr const char ParseSupportCheckName[] = "cuda-parse-support";
+
 } // namespace tidy::cudagraph
 } // namespace clang
 

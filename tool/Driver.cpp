@@ -6,6 +6,7 @@
 #include "ProjectIndex.h"
 #include "Report.h"
 #include "FindingLog.h"
+#include "CudaToolkitSupport.h"
 #include "clang-tidy/tool/ClangTidyMain.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/STLExtras.h"
@@ -605,6 +606,25 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
     Rebuilt.insert(Rebuilt.end(), C.Flags.begin(), C.Flags.end());
   }
   std::vector<std::string> Adjusted = adjustArguments(Rebuilt);
+  // CUDA and libtorch parsing support, whichever checks the configuration
+  // turns on: last in --checks, so no earlier glob turns it off.
+  if (Analyzes) {
+    std::string Support = clang::tidy::cudagraph::ParseSupportCheckName;
+    bool Added = false;
+    for (size_t I = 0; I < Adjusted.size() && Adjusted[I] != "--"; ++I) {
+      llvm::StringRef A = Adjusted[I];
+      if (!isOption(A, "checks"))
+        continue;
+      if (A.contains('='))
+        Adjusted[I] += "," + Support;
+      else if (I + 1 < Adjusted.size())
+        Adjusted[I + 1] += "," + Support;
+      Added = true;
+      break;
+    }
+    if (!Added)
+      Adjusted.insert(Adjusted.begin(), "--checks=" + Support);
+  }
   std::vector<const char *> NewArgv;
   NewArgv.push_back(Argv[0]);
   for (const std::string &A : Adjusted)

@@ -6,6 +6,11 @@
 // REQUIRES: cuda13
 // RUN: not %cudagraph_tidy %s -- -std=c++17 --cuda-path=%cuda_root > %t.out 2>&1
 // RUN: FileCheck %s --input-file %t.out --implicit-check-not="{{[0-9]+:[0-9]+: (warning|error)}}:"
+// Parsing does not depend on the checks: a configuration that turns every
+// cudagraph check off still parses (and says no cudagraph check ran).
+// RUN: %cudagraph_tidy --config="{Checks: '-*,-cudagraph-*,bugprone-use-after-move'}" %s -- -std=c++17 --cuda-path=%cuda_root > %t.off 2>&1
+// RUN: FileCheck %s --check-prefix=OFF --input-file %t.off --implicit-check-not="error:"
+// OFF: cudagraph-tidy: warning: no cudagraph check is enabled for this file
 // The plugin in Debian's clang-tidy-19 does the same.
 // RUN: %if clang-tidy-19 %{ %clang_tidy_19 --load=%cudagraph_plugin --checks='-*,cudagraph-*' %s -- -std=c++17 --cuda-path=%cuda_root > %t.plugin 2>&1 %}
 // RUN: %if clang-tidy-19 %{ FileCheck %s --input-file %t.plugin --implicit-check-not="{{[0-9]+:[0-9]+: (warning|error)}}:" %}
