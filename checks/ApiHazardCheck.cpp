@@ -55,10 +55,9 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
   std::string Api = H->Kind == HazardKind::TensorPrint
                         ? "'operator<<' on a tensor"
                         : "'" + displayName(Site.Site.Callee) + "'";
-  std::string Lead =
-      Via ? "call to '" + displayName(Via->Function) + "' reaches " + Api +
-                " in library code, which"
-          : Api;
+  std::string Lead = Via ? "call to '" + displayName(Via->Function) +
+                               "' reaches " + Api + " in library code, which"
+                         : Api;
   const Stmt *Anchor = Via ? Via->Site.S : Site.Site.S;
   SourceRange Range = Anchor ? Anchor->getSourceRange() : SourceRange();
   if (OtherThread) {
@@ -88,9 +87,8 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
 
 /// `name(args)` -> `nameAsync(args, stream)` when the Async form is declared
 /// with one more parameter, a stream, and the call writes every argument.
-static std::vector<FixItHint> asyncOnStream(ASTContext &Ctx,
-                                            const CallExpr *Call,
-                                            StringRef Stream) {
+static std::vector<FixItHint>
+asyncOnStream(ASTContext &Ctx, const CallExpr *Call, StringRef Stream) {
   const FunctionDecl *Callee = Call->getDirectCallee();
   const auto *Ref =
       dyn_cast<DeclRefExpr>(Call->getCallee()->IgnoreParenImpCasts());
@@ -115,11 +113,11 @@ static std::vector<FixItHint> asyncOnStream(ASTContext &Ctx,
   if (!Last->isPointerType() ||
       !StringRef(Last.getAsString()).contains_insensitive("stream"))
     return {};
-  return {FixItHint::CreateReplacement(Ref->getNameInfo().getSourceRange(),
-                                       Async),
-          FixItHint::CreateInsertion(Call->getRParenLoc(),
-                                     (Call->getNumArgs() ? ", " : "") +
-                                         Stream.str())};
+  return {
+      FixItHint::CreateReplacement(Ref->getNameInfo().getSourceRange(), Async),
+      FixItHint::CreateInsertion(Call->getRParenLoc(),
+                                 (Call->getNumArgs() ? ", " : "") +
+                                     Stream.str())};
 }
 
 std::vector<FixItHint> ApiHazardCheck::fixesFor(CaptureAnalysis &Analysis,

@@ -1,8 +1,8 @@
 //===--- CudaGraphCheck.cpp - cudagraph-tidy ------------------------------===//
 
 #include "CudaGraphCheck.h"
-#include "OpRoots.h"
 #include "CudaToolkitSupport.h"
+#include "OpRoots.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -195,20 +195,20 @@ bool CudaGraphCheck::reportOtherThread(CaptureAnalysis &Analysis,
       !admit(Analysis, H, Loc, Chain, Root))
     return false;
   Reported.insert(Loc.getRawEncoding());
-  auto D = diag(Loc,
-                "%0 %1 on a thread that may run while a global-mode CUDA "
+  auto D =
+      diag(Loc, "%0 %1 on a thread that may run while a global-mode CUDA "
                 "graph capture is open: in global mode the capture prohibits "
                 "this call from every thread, so it fails with "
                 "cudaErrorStreamCaptureUnsupported (900) and end-capture "
                 "fails with 901; begin the capture with "
                 "cudaStreamCaptureModeThreadLocal, or make the call after "
                 "the capture ends%2 (hazard: %3)")
-           << Lead << H.Effect
-           << (RelaxedAllows ? " (or switch this thread to relaxed mode "
-                               "around it with "
-                               "cudaThreadExchangeStreamCaptureMode)"
-                             : "")
-           << H.Id;
+      << Lead << H.Effect
+      << (RelaxedAllows ? " (or switch this thread to relaxed mode "
+                          "around it with "
+                          "cudaThreadExchangeStreamCaptureMode)"
+                        : "")
+      << H.Id;
   if (std::optional<CharSourceRange> R = shownRange(Analysis, Range))
     D << *R;
   return true;
@@ -259,8 +259,7 @@ SourceLocation CudaGraphCheck::anchorOf(CaptureAnalysis &Analysis,
 }
 
 void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
-                                   const Reach *Chain,
-                                   const RegionRoot *Root) {
+                                   const Reach *Chain, const RegionRoot *Root) {
   struct Step {
     const CallSite *Site;
     const FunctionDecl *Function, *Invoker;
@@ -300,15 +299,15 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
     const Step &R = Steps[I];
     if (Steps.size() > Keep && I + 1 >= Keep && I + 1 < Steps.size()) {
       if (I + 1 == Keep)
-        diag(Steps.back().Site->Loc, "... (%0 more calls)",
-             DiagnosticIDs::Note)
+        diag(Steps.back().Site->Loc, "... (%0 more calls)", DiagnosticIDs::Note)
             << static_cast<unsigned>(Steps.size() - Keep);
       continue;
     }
     const FunctionDecl *F = R.Function;
     if (R.Invoker)
-      diag(R.Site->Loc, "'%0' is passed here to '%1', which calls it during "
-                        "capture",
+      diag(R.Site->Loc,
+           "'%0' is passed here to '%1', which calls it during "
+           "capture",
            DiagnosticIDs::Note)
           << displayName(F) << displayName(R.Invoker);
     else if (isa<CXXDestructorDecl>(F))
@@ -376,7 +375,8 @@ functionHolding(const SourceManager &SM,
   const FunctionDecl *Best = nullptr;
   for (const FunctionDecl *FD : Functions) {
     SourceRange R = FD->getSourceRange();
-    SourceLocation B = SM.getFileLoc(R.getBegin()), E = SM.getFileLoc(R.getEnd());
+    SourceLocation B = SM.getFileLoc(R.getBegin()),
+                   E = SM.getFileLoc(R.getEnd());
     if (SM.isBeforeInTranslationUnit(Loc, B) ||
         SM.isBeforeInTranslationUnit(E, Loc))
       continue;
@@ -414,8 +414,7 @@ bool CudaGraphCheck::admit(CaptureAnalysis &Analysis, const Hazard &H,
   };
   // Hidden when every way the analysis knows into the finding's function
   // passes such a call.
-  if (Chain ? reachHidden(Analysis, SM, Chain)
-            : rootHidden(SM, Root))
+  if (Chain ? reachHidden(Analysis, SM, Chain) : rootHidden(SM, Root))
     return Hide(&FindingLog::SuppressedOnChain);
 
   // The fingerprint: check, hazard, function, file name and line text.

@@ -2,12 +2,12 @@
 
 #include "ApiHazardCheck.h"
 #include "CaptureLeftOpenCheck.h"
+#include "CudaToolkitSupport.h"
 #include "DataDependentBranchCheck.h"
 #include "FrozenHostStateCheck.h"
 #include "LegacyStreamCheck.h"
 #include "RngGeneratorCheck.h"
 #include "UnjoinedForkCheck.h"
-#include "CudaToolkitSupport.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 #include "llvm/Config/llvm-config.h"

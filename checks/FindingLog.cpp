@@ -62,8 +62,8 @@ std::string normalizedCode(llvm::StringRef Line) {
 std::string fingerprintOf(llvm::StringRef Check, llvm::StringRef Hazard,
                           llvm::StringRef Function, llvm::StringRef FileName,
                           llvm::StringRef LineText, unsigned Occurrence) {
-  std::string Key = (Check + "\n" + Hazard + "\n" + Function + "\n" +
-                     FileName + "\n" + normalizedCode(LineText) + "\n")
+  std::string Key = (Check + "\n" + Hazard + "\n" + Function + "\n" + FileName +
+                     "\n" + normalizedCode(LineText) + "\n")
                         .str() +
                     std::to_string(Occurrence);
   return llvm::formatv("{0:x-16}", llvm::xxh3_64bits(Key)).str();
@@ -232,8 +232,8 @@ bool NolintLines::suppresses(unsigned Line, llvm::StringRef Check) const {
   for (const Span &S : Spans) {
     if (Line < S.First || Line > S.Last)
       continue;
-    if (S.Checks.empty() || GlobList(S.Checks, /*KeepNegativeGlobs=*/false)
-                                .contains(Check))
+    if (S.Checks.empty() ||
+        GlobList(S.Checks, /*KeepNegativeGlobs=*/false).contains(Check))
       return true;
   }
   return false;

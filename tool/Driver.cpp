@@ -1,12 +1,12 @@
 //===--- Driver.cpp - cudagraph-tidy --------------------------------------===//
 
 #include "Driver.h"
+#include "CudaToolkitSupport.h"
+#include "FindingLog.h"
 #include "IndexBuilder.h"
 #include "NvccCommand.h"
 #include "ProjectIndex.h"
 #include "Report.h"
-#include "FindingLog.h"
-#include "CudaToolkitSupport.h"
 #include "clang-tidy/tool/ClangTidyMain.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/STLExtras.h"
@@ -36,7 +36,6 @@ namespace cudagraph {
 
 namespace {
 
-
 /// clang-tidy accepts -name, --name, -name=value and --name=value.
 bool isOption(llvm::StringRef Arg, llvm::StringRef Name) {
   Arg.consume_front("-");
@@ -48,13 +47,31 @@ bool isOption(llvm::StringRef Arg, llvm::StringRef Name) {
 bool takesSeparateValue(llvm::StringRef Arg) {
   if (Arg.contains('='))
     return false;
-  for (const char *Name :
-       {"p", "checks", "config", "config-file", "export-fixes", "format-style",
-        "header-filter", "line-filter", "extra-arg", "extra-arg-before",
-        "vfsoverlay", "store-check-profile", "load", "exclude-header-filter",
-        "warnings-as-errors", "export-clang-database", "index-jobs",
-        "index-tu", "index-key", "project-index", "sarif", "baseline",
-        "write-baseline", "changed-lines", "gitlab-codequality"})
+  for (const char *Name : {"p",
+                           "checks",
+                           "config",
+                           "config-file",
+                           "export-fixes",
+                           "format-style",
+                           "header-filter",
+                           "line-filter",
+                           "extra-arg",
+                           "extra-arg-before",
+                           "vfsoverlay",
+                           "store-check-profile",
+                           "load",
+                           "exclude-header-filter",
+                           "warnings-as-errors",
+                           "export-clang-database",
+                           "index-jobs",
+                           "index-tu",
+                           "index-key",
+                           "project-index",
+                           "sarif",
+                           "baseline",
+                           "write-baseline",
+                           "changed-lines",
+                           "gitlab-codequality"})
     if (isOption(Arg, Name))
       return true;
   return false;
@@ -72,7 +89,8 @@ std::string valueOf(const std::vector<std::string> &Args, size_t &I) {
 bool setsChecks(llvm::StringRef Config) {
   for (size_t At = Config.find("Checks"); At != llvm::StringRef::npos;
        At = Config.find("Checks", At + 1)) {
-    bool WordStart = At == 0 || !(isalnum(Config[At - 1]) || Config[At - 1] == '_');
+    bool WordStart =
+        At == 0 || !(isalnum(Config[At - 1]) || Config[At - 1] == '_');
     llvm::StringRef Rest = Config.drop_front(At + 6).ltrim(" \t\"'");
     if (WordStart && Rest.starts_with(":"))
       return true;
@@ -138,7 +156,8 @@ CommandLine parse(const std::vector<std::string> &Args) {
       continue;
     }
     // The tool's own options with a value; clang-tidy never sees them.
-    static const std::pair<const char *, std::optional<std::string> CommandLine::*>
+    static const std::pair<const char *,
+                           std::optional<std::string> CommandLine::*>
         Valued[] = {{"p", &CommandLine::BuildPath},
                     {"export-clang-database", &CommandLine::ExportDatabase},
                     {"index-tu", &CommandLine::IndexUnit},
@@ -149,9 +168,8 @@ CommandLine parse(const std::vector<std::string> &Args) {
                     {"baseline", &CommandLine::Baseline},
                     {"write-baseline", &CommandLine::WriteBaseline},
                     {"changed-lines", &CommandLine::ChangedLines}};
-    auto Own = llvm::find_if(Valued, [&](const auto &V) {
-      return isOption(Arg, V.first);
-    });
+    auto Own = llvm::find_if(
+        Valued, [&](const auto &V) { return isOption(Arg, V.first); });
     if (Own != std::end(Valued)) {
       C.*(Own->second) = valueOf(Args, I);
       continue;
@@ -174,9 +192,9 @@ CommandLine parse(const std::vector<std::string> &Args) {
       C.ExportFixes = Args[I + 1];
     if (isOption(Arg, "quiet"))
       C.Quiet = true;
-    for (const char *Name : {"dump-config", "explain-config", "list-checks",
-                             "verify-config", "help", "help-list",
-                             "help-hidden", "version"})
+    for (const char *Name :
+         {"dump-config", "explain-config", "list-checks", "verify-config",
+          "help", "help-list", "help-hidden", "version"})
       C.InfoOnly |= isOption(Arg, Name);
     C.Options.push_back(Args[I]);
     if (takesSeparateValue(Arg) && I + 1 < Args.size())
@@ -224,8 +242,9 @@ void chooseChecks(std::vector<std::string> &Options,
         ConfigChecks += *Text;
       }
   }
-  bool Named = llvm::StringRef(CommandChecks).contains("cudagraph") ||
-               (ConfigSets && llvm::StringRef(ConfigChecks).contains("cudagraph"));
+  bool Named =
+      llvm::StringRef(CommandChecks).contains("cudagraph") ||
+      (ConfigSets && llvm::StringRef(ConfigChecks).contains("cudagraph"));
   if (Named) {
     ChecksChoice = "the configuration or the command line names cudagraph "
                    "checks, so its choice is used as written";
@@ -248,8 +267,8 @@ void chooseChecks(std::vector<std::string> &Options,
   // A configuration that chooses other checks keeps them; cudagraph-* is
   // added. With no choice at all, only the cudagraph checks run (not
   // clang-tidy's default clang-analyzer-* set).
-  Options.insert(Options.begin(),
-                 ConfigSets ? "--checks=cudagraph-*" : "--checks=-*,cudagraph-*");
+  Options.insert(Options.begin(), ConfigSets ? "--checks=cudagraph-*"
+                                             : "--checks=-*,cudagraph-*");
 }
 
 std::string absolute(llvm::StringRef Path) {
@@ -317,15 +336,17 @@ int fail(llvm::StringRef Message, int Code = ExitUsage) {
 
 /// cudagraph-tidy's own part of --help; clang-tidy's follows.
 void printHelp() {
-  llvm::outs()
-      << "cudagraph-tidy " CUDAGRAPH_TIDY_VERSION
-         ": clang-tidy 19 with the cudagraph checks built in.\n\n"
-         "CUDAGRAPH CHECKS (on unless a configuration or --checks names one):\n";
-  for (const clang::cudagraph::CheckEntry &Check : clang::cudagraph::allChecks())
+  llvm::outs() << "cudagraph-tidy " CUDAGRAPH_TIDY_VERSION
+                  ": clang-tidy 19 with the cudagraph checks built in.\n\n"
+                  "CUDAGRAPH CHECKS (on unless a configuration or --checks "
+                  "names one):\n";
+  for (const clang::cudagraph::CheckEntry &Check :
+       clang::cudagraph::allChecks())
     llvm::outs() << "  " << Check.Name << "\n      " << Check.Summary << "\n";
   llvm::outs()
       << "\nCUDAGRAPH OPTIONS:\n"
-         "  -p <dir>                      build directory (compile_commands.json;\n"
+         "  -p <dir>                      build directory "
+         "(compile_commands.json;\n"
          "                                nvcc commands are translated)\n"
          "  --index                       build or refresh the project index\n"
          "  --index-jobs=<n>              units summarized in parallel\n"
@@ -355,15 +376,15 @@ std::vector<std::string> adjustArguments(const std::vector<std::string> &Args) {
   std::vector<std::string> Result = C.Options;
   chooseChecks(Result, C.Sources);
   // Clang 19 knows CUDA up to 12.5 and warns about every newer toolkit.
-  Result.insert(Result.begin(),
-                "--extra-arg-before=-Wno-unknown-cuda-version");
+  Result.insert(Result.begin(), "--extra-arg-before=-Wno-unknown-cuda-version");
   // Clang looks for its own headers next to the running binary; this one
   // is not installed there. Without them CUDA files miss the wrappers
   // (cuda_wrappers/new, cmath, ...) and Thrust or CUB sorts fail to parse.
   // A -resource-dir in the compile command comes later and wins.
   if (llvm::sys::fs::is_directory(CUDAGRAPH_CLANG_RESOURCE_DIR "/include"))
-    Result.insert(Result.begin(), std::string("--extra-arg-before=-resource-dir=") +
-                                      CUDAGRAPH_CLANG_RESOURCE_DIR);
+    Result.insert(Result.begin(),
+                  std::string("--extra-arg-before=-resource-dir=") +
+                      CUDAGRAPH_CLANG_RESOURCE_DIR);
   if (C.BuildPath)
     Result.push_back("-p=" + *C.BuildPath);
   Result.insert(Result.end(), C.Sources.begin(), C.Sources.end());
@@ -411,7 +432,8 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
     if (!TempDir.empty())
       llvm::sys::fs::remove_directories(TempDir);
   });
-  if (!C.HasDashDash && (C.BuildPath || !C.Sources.empty() || C.ExportDatabase)) {
+  if (!C.HasDashDash &&
+      (C.BuildPath || !C.Sources.empty() || C.ExportDatabase)) {
     std::string Error;
     std::unique_ptr<clang::tooling::CompilationDatabase> DB;
     if (C.BuildPath) {
@@ -419,7 +441,7 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
                                                                   Error);
       if (!DB)
         return fail("no usable compilation database in '" + *C.BuildPath +
-                    "': " + Error,
+                        "': " + Error,
                     ExitFailure);
     } else if (!C.Sources.empty()) {
       DB = clang::tooling::CompilationDatabase::autoDetectFromSource(
@@ -446,8 +468,8 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
           return fail(Error);
         llvm::errs() << "cudagraph-tidy: wrote " << Commands.size()
                      << " compile commands (" << *Translated
-                     << " translated from nvcc) to "
-                     << *C.ExportDatabase << "/compile_commands.json\n";
+                     << " translated from nvcc) to " << *C.ExportDatabase
+                     << "/compile_commands.json\n";
         return 0;
       }
       if (*Translated) {
@@ -477,7 +499,7 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
                                                                Error);
     if (!DB)
       return fail("no usable compilation database in '" + R.DatabaseDir +
-                  "': " + Error,
+                      "': " + Error,
                   ExitFailure);
     if (C.Sources.empty()) {
       R.Commands = DB->getAllCompileCommands();
@@ -535,9 +557,9 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
     }
     Kept.push_back("--checks=-*,cudagraph-capture-left-open");
     C.Options = std::move(Kept);
-    std::string Existing =
-        C.ProjectIndexPath ? *C.ProjectIndexPath
-                           : UserBuildPath ? indexPathFor(*UserBuildPath) : "";
+    std::string Existing = C.ProjectIndexPath ? *C.ProjectIndexPath
+                           : UserBuildPath    ? indexPathFor(*UserBuildPath)
+                                              : "";
     if (!Existing.empty() && llvm::sys::fs::exists(Existing))
       clang::cudagraph::setDefaultProjectIndex(Existing);
   } else if (C.ProjectIndexPath) {
@@ -560,7 +582,8 @@ int runCudaGraphTidy(int Argc, const char **Argv) {
   auto &Filters = clang::tidy::cudagraph::findingFilters();
   std::string Error;
   // A baseline being written holds every finding, old ones included.
-  if (C.Baseline && !C.WriteBaseline && !Filters.loadBaseline(*C.Baseline, Error))
+  if (C.Baseline && !C.WriteBaseline &&
+      !Filters.loadBaseline(*C.Baseline, Error))
     return fail(Error);
   if (C.ChangedLines) {
     std::unique_ptr<llvm::MemoryBuffer> Diff;

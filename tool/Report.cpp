@@ -49,7 +49,6 @@ struct Finding {
   std::string Hazard, Function, Fingerprint;
 };
 
-
 /// File contents, read once.
 class Files {
 public:
@@ -77,8 +76,7 @@ private:
     auto It = Buffers.find(Path);
     if (It == Buffers.end()) {
       auto Buffer = llvm::MemoryBuffer::getFile(Path);
-      It = Buffers
-               .try_emplace(Path, Buffer ? std::move(*Buffer) : nullptr)
+      It = Buffers.try_emplace(Path, Buffer ? std::move(*Buffer) : nullptr)
                .first;
     }
     return It->second ? It->second->getBuffer() : llvm::StringRef();
@@ -128,8 +126,8 @@ bool readFindings(llvm::StringRef Path, std::vector<Finding> &Out,
     for (const clang::tooling::DiagnosticMessage &N : D.Notes) {
       Note Each{N.Message, {}};
       if (!N.FilePath.empty())
-        Each.Where =
-            Sources.place(absoluteIn(N.FilePath, D.BuildDirectory), N.FileOffset);
+        Each.Where = Sources.place(absoluteIn(N.FilePath, D.BuildDirectory),
+                                   N.FileOffset);
       F.Notes.push_back(std::move(Each));
     }
     if (!F.Error && !F.Where.File.empty()) {
@@ -152,8 +150,9 @@ bool readFindings(llvm::StringRef Path, std::vector<Finding> &Out,
         F.Fingerprint = Logged->Fingerprint;
       } else {
         std::string Name = llvm::sys::path::filename(F.Where.File).str();
-        std::string Key = F.Check + "\n" + Name + "\n" +
-                          clang::tidy::cudagraph::normalizedCode(F.Where.LineText);
+        std::string Key =
+            F.Check + "\n" + Name + "\n" +
+            clang::tidy::cudagraph::normalizedCode(F.Where.LineText);
         F.Fingerprint = fingerprintOf(F.Check, "", "", Name, F.Where.LineText,
                                       Occurrences[Key]++);
       }
@@ -195,10 +194,12 @@ std::string relativeUri(llvm::StringRef Path) {
 /// Where the check's documentation is: installed next to the tool, else in
 /// the source tree the tool was built from.
 std::string docsUri(llvm::StringRef Self, llvm::StringRef Check) {
-  std::string Page = Check.drop_front(llvm::StringRef("cudagraph-").size()).str() + ".md";
-  llvm::SmallString<256> Installed(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(Self)));
-  llvm::sys::path::append(Installed, "share", "doc", "cudagraph-tidy", "checks");
+  std::string Page =
+      Check.drop_front(llvm::StringRef("cudagraph-").size()).str() + ".md";
+  llvm::SmallString<256> Installed(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(Self)));
+  llvm::sys::path::append(Installed, "share", "doc", "cudagraph-tidy",
+                          "checks");
   llvm::sys::path::append(Installed, Page);
   if (llvm::sys::fs::exists(Installed))
     return fileUri(Installed);
@@ -229,15 +230,16 @@ llvm::json::Object physicalLocation(const Place &P, llvm::StringRef Root) {
   return Physical;
 }
 
-llvm::json::Object rule(const clang::cudagraph::CheckEntry &C, llvm::StringRef Self) {
+llvm::json::Object rule(const clang::cudagraph::CheckEntry &C,
+                        llvm::StringRef Self) {
   std::string Text = C.Summary.str() + ".";
   std::string Markdown = ("**" + C.Name + "**: " + C.Summary + ".\n").str();
   llvm::json::Array Hazards;
   for (const clang::cudagraph::Hazard &H : clang::cudagraph::allHazards()) {
     if (H.Check != C.Name)
       continue;
-    Text += "\n" + H.Id.str() + ": " + H.Effect.str() + "; " +
-            H.Outcome.str() + "; " + H.Instead.str() + ".";
+    Text += "\n" + H.Id.str() + ": " + H.Effect.str() + "; " + H.Outcome.str() +
+            "; " + H.Instead.str() + ".";
     Markdown += "\n- `" + H.Id.str() + "`: " + H.Effect.str() + ". " +
                 H.Outcome.str() + ". Instead: " + H.Instead.str() + ".";
     Hazards.push_back(llvm::json::Object{{"id", H.Id},
@@ -252,9 +254,9 @@ llvm::json::Object rule(const clang::cudagraph::CheckEntry &C, llvm::StringRef S
       {"help", llvm::json::Object{{"text", Text}, {"markdown", Markdown}}},
       {"helpUri", docsUri(Self, C.Name)},
       {"defaultConfiguration", llvm::json::Object{{"level", "warning"}}},
-      {"properties", llvm::json::Object{{"hazards", std::move(Hazards)},
-                                        {"tags", llvm::json::Array{
-                                                     "cuda", "cuda-graphs"}}}}};
+      {"properties",
+       llvm::json::Object{{"hazards", std::move(Hazards)},
+                          {"tags", llvm::json::Array{"cuda", "cuda-graphs"}}}}};
 }
 
 bool writeJson(llvm::StringRef Path, llvm::json::Value V, std::string &Error) {
@@ -302,8 +304,9 @@ bool writeSarif(llvm::StringRef Path, const std::vector<Finding> &All,
         {"ruleIndex", RuleIndex[F.Check]},
         {"level", "warning"},
         {"message", llvm::json::Object{{"text", F.Message}}},
-        {"locations", llvm::json::Array{llvm::json::Object{
-                          {"physicalLocation", physicalLocation(F.Where, Root)}}}},
+        {"locations",
+         llvm::json::Array{llvm::json::Object{
+             {"physicalLocation", physicalLocation(F.Where, Root)}}}},
         {"partialFingerprints",
          llvm::json::Object{{"cudagraphFindingHash/v1", F.Fingerprint}}}};
     llvm::json::Object Properties;
@@ -340,8 +343,8 @@ bool writeSarif(llvm::StringRef Path, const std::vector<Finding> &All,
                {"message", llvm::json::Object{{"text", F.Message}}}}}});
       Result["relatedLocations"] = std::move(Related);
       Result["codeFlows"] = llvm::json::Array{llvm::json::Object{
-          {"threadFlows",
-           llvm::json::Array{llvm::json::Object{{"locations", std::move(Steps)}}}}}};
+          {"threadFlows", llvm::json::Array{llvm::json::Object{
+                              {"locations", std::move(Steps)}}}}}};
     }
     Results.push_back(std::move(Result));
   }
@@ -359,17 +362,17 @@ bool writeSarif(llvm::StringRef Path, const std::vector<Finding> &All,
                                {"rules", std::move(Rules)}}}}},
       {"originalUriBaseIds",
        llvm::json::Object{
-           {"SRCROOT",
-            llvm::json::Object{{"uri", fileUri(Root) + "/"}}}}},
+           {"SRCROOT", llvm::json::Object{{"uri", fileUri(Root) + "/"}}}}},
       {"columnKind", "unicodeCodePoints"},
       {"invocations", llvm::json::Array{std::move(Invocation)}},
       {"results", std::move(Results)}};
-  return writeJson(Path,
-                   llvm::json::Object{
-                       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-                       {"version", "2.1.0"},
-                       {"runs", llvm::json::Array{std::move(Run)}}},
-                   Error);
+  return writeJson(
+      Path,
+      llvm::json::Object{
+          {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+          {"version", "2.1.0"},
+          {"runs", llvm::json::Array{std::move(Run)}}},
+      Error);
 }
 
 /// GitLab's Code Quality report: one issue per finding.
@@ -490,10 +493,10 @@ int finishRun(const ReportRequest &R) {
   }
   if (R.Quiet && !Findings && !Failed)
     return Exit;
-  std::string Line = llvm::formatv("cudagraph-tidy: {0} finding{1} in {2} file{3}",
-                                   Findings, Findings == 1 ? "" : "s",
-                                   FindingFiles.size(),
-                                   FindingFiles.size() == 1 ? "" : "s");
+  std::string Line =
+      llvm::formatv("cudagraph-tidy: {0} finding{1} in {2} file{3}", Findings,
+                    Findings == 1 ? "" : "s", FindingFiles.size(),
+                    FindingFiles.size() == 1 ? "" : "s");
   Line += llvm::formatv("; {0} of {1} file{2} failed to analyze", Failed,
                         Requested.size(), Requested.size() == 1 ? "" : "s");
   if (Log.InBaseline)

@@ -26,7 +26,7 @@ enum ExitCode : int {
 };
 
 struct ReportRequest {
-  std::string Diagnostics; // clang-tidy's --export-fixes file
+  std::string Diagnostics;          // clang-tidy's --export-fixes file
   std::vector<std::string> Sources; // as given on the command line
   std::optional<std::string> Sarif, WriteBaseline, CodeQuality;
   std::string Self; // this executable, to find the installed docs
