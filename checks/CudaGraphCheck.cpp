@@ -395,15 +395,6 @@ bool CudaGraphCheck::admit(CaptureAnalysis &Analysis, const Hazard &H,
   const FindingFilters &Filters = findingFilters();
   SourceLocation FileLoc = SM.getFileLoc(Loc);
 
-  // Where the finding's code comes to run under capture: the user's call
-  // sites on the chain, a thread's start, an op's registration. NOLINT on
-  // any of them suppresses the finding (clang-tidy itself handles the
-  // finding's own line); the capture's begin does not count, so one NOLINT
-  // there cannot hide a whole region.
-  std::vector<SourceLocation> Via;
-  for (const Reach *R = Chain; R; R = R->Parent)
-    if (R->Site.Loc.isValid() && Analysis.isUserLocation(R->Site.Loc))
-      Via.push_back(SM.getFileLoc(R->Site.Loc));
   // A location reached by several chains counts once: as hidden while no
   // chain reports it.
   auto Hide = [&](unsigned FindingLog::*Counter) {
@@ -412,8 +403,11 @@ bool CudaGraphCheck::admit(CaptureAnalysis &Analysis, const Hazard &H,
       ++(Log.*Counter);
     return false;
   };
-  // Hidden when every way the analysis knows into the finding's function
-  // passes such a call.
+  // NOLINT on the user's call sites that lead here (a thread's start and an
+  // op's registration count; a capture's begin does not, so one comment
+  // there cannot hide a whole region): hidden when every way the analysis
+  // knows into the finding's function passes one. clang-tidy itself handles
+  // the finding's own line.
   if (Chain ? reachHidden(Analysis, SM, Chain) : rootHidden(SM, Root))
     return Hide(&FindingLog::SuppressedOnChain);
 
@@ -440,7 +434,13 @@ bool CudaGraphCheck::admit(CaptureAnalysis &Analysis, const Hazard &H,
   if (Filters.HasBaseline && Filters.Baseline.contains(Print))
     return Hide(&FindingLog::InBaseline);
   if (Filters.HasChangedLines) {
+    // Changed: the finding's line, a user call site of its chain, or the
+    // line its capture begins on.
     bool Changed = Filters.changed(RealFile, SM.getSpellingLineNumber(FileLoc));
+    std::vector<SourceLocation> Via;
+    for (const Reach *R = Chain; R; R = R->Parent)
+      if (R->Site.Loc.isValid() && Analysis.isUserLocation(R->Site.Loc))
+        Via.push_back(SM.getFileLoc(R->Site.Loc));
     if (Root && Root->Loc.isValid())
       Via.push_back(SM.getFileLoc(Root->Loc));
     for (SourceLocation L : Via) {
