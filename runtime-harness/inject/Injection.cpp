@@ -23,6 +23,10 @@
 //                                region runs; "all": also any exception
 //                                that mentions capture
 //   CUDAGRAPH_HARNESS_QUIET      "1": no summary lines on stderr
+//   CUDAGRAPH_HARNESS_SIGNALS    "0": leave fatal signals alone (by default
+//                                a target_signal event with the open
+//                                captures is written, then the program's
+//                                own handler or the default action runs)
 //   CUDAGRAPH_CUPTI_LIBRARY      libcupti to load
 //
 //===----------------------------------------------------------------------===//
@@ -42,10 +46,15 @@
 #include <cupti.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -141,6 +150,33 @@ struct CudaApis {
   }
 };
 
+/// The open captures as JSON, kept where a fatal-signal handler can read
+/// them without a lock or an allocation. Written under the tracker mutex.
+class OpenCaptureSnapshot {
+public:
+  static constexpr size_t Capacity = 4096;
+  void update(const std::string &Json, unsigned Count) {
+    int Next = 1 - Current.load(std::memory_order_relaxed);
+    // Too many to fit: the count is still right.
+    const std::string &Text = Json.size() < Capacity ? Json : Truncated;
+    std::memcpy(Text_[Next], Text.c_str(), Text.size() + 1);
+    Counts[Next] = Count;
+    Current.store(Next, std::memory_order_release);
+  }
+  const char *text() const {
+    return Text_[Current.load(std::memory_order_acquire)];
+  }
+  unsigned count() const {
+    return Counts[Current.load(std::memory_order_acquire)];
+  }
+
+private:
+  const std::string Truncated = "\"too many to list\"";
+  char Text_[2][Capacity] = {"[]", "[]"};
+  unsigned Counts[2] = {0, 0};
+  std::atomic<int> Current{0};
+};
+
 struct Harness {
   std::atomic<bool> Active{false};
   std::atomic<int> OpenCaptures{0};
@@ -153,6 +189,7 @@ struct Harness {
 
   std::mutex TrackerMutex;
   CaptureTracker Tracker;
+  OpenCaptureSnapshot OpenSnapshot;
 
   std::mutex DomainMutex;
   bool DomainsOn = false;
@@ -204,6 +241,36 @@ void writeEvent(JsonObject &O) {
   O.add("pid", static_cast<int64_t>(getpid()));
   O.add("time_ns", nowNs());
   harness().Writer.writeLine(O.str());
+}
+
+/// The tracker's open captures as a JSON array. Called under TrackerMutex.
+std::string openCapturesJson(const CaptureTracker &T) {
+  std::string Out = "[";
+  for (const CaptureTracker::OpenCapture &C : T.openCaptures()) {
+    if (Out.size() > 1)
+      Out += ',';
+    JsonObject O;
+    O.add("capture_id", C.Id);
+    char Stream[32];
+    std::snprintf(Stream, sizeof(Stream), "0x%llx",
+                  static_cast<unsigned long long>(C.Stream));
+    O.add("stream", Stream);
+    O.add("mode", toString(C.Mode));
+    O.add("thread", C.Thread);
+    if (!C.RootCauseApi.empty()) {
+      O.add("root_cause_api", C.RootCauseApi);
+      O.add("root_cause_result", C.RootCauseResult);
+    }
+    Out += O.str();
+  }
+  return Out + "]";
+}
+
+/// Refreshes what a fatal signal would report. Called under TrackerMutex.
+void refreshOpenSnapshot() {
+  Harness &H = harness();
+  H.OpenSnapshot.update(openCapturesJson(H.Tracker),
+                        static_cast<unsigned>(H.Tracker.openCaptureCount()));
 }
 
 /// Writes reports with the stacks of the calling thread; called without
@@ -397,7 +464,10 @@ void onApi(ApiDomain Domain, CUpti_CallbackId Cbid,
     std::lock_guard<std::mutex> Lock(H.TrackerMutex);
     record(E);
     Reports = H.Tracker.onApi(E);
-    H.OpenCaptures.store(static_cast<int>(H.Tracker.openCaptureCount()));
+    int Count = static_cast<int>(H.Tracker.openCaptureCount());
+    if (Control || !Reports.empty() || Count != H.OpenCaptures.load())
+      refreshOpenSnapshot();
+    H.OpenCaptures.store(Count);
     Idle = H.Tracker.threadIdle(E.Thread);
   }
   // Switch only once the outermost call returned: switching off inside
@@ -433,18 +503,188 @@ void writeSummary() {
   Harness &H = harness();
   if (!H.Active.load())
     return;
+  std::string Open;
+  std::vector<CaptureTracker::OpenCapture> Left;
+  {
+    std::lock_guard<std::mutex> Lock(H.TrackerMutex);
+    Open = openCapturesJson(H.Tracker);
+    Left = H.Tracker.openCaptures();
+  }
   JsonObject O;
   O.add("event", "harness_end");
   O.add("root_causes", H.RootCauses.load());
   O.add("escapes", H.Escapes.load());
   O.add("framework_errors", H.FrameworkErrors.load());
+  // Captures begun and never ended: the program exited inside them.
+  O.addRaw("open_captures", Open);
   writeEvent(O);
+  if (!H.Quiet)
+    for (const CaptureTracker::OpenCapture &C : Left)
+      std::fprintf(stderr,
+                   "cudagraph-harness: the program exited with capture %llu "
+                   "still open (%s mode, begun by thread %llu); its end-capture "
+                   "never ran\n",
+                   static_cast<unsigned long long>(C.Id), toString(C.Mode),
+                   static_cast<unsigned long long>(C.Thread));
   if (!H.Quiet && (H.RootCauses || H.Escapes || H.FrameworkErrors))
     std::fprintf(stderr,
                  "cudagraph-harness: %u capture root cause(s), %u escape(s), "
                  "%u framework error(s); report: %s\n",
                  H.RootCauses.load(), H.Escapes.load(),
                  H.FrameworkErrors.load(), H.Writer.path().c_str());
+}
+
+//===----------------------------------------------------------------------===//
+// The target dies, forks or execs.
+//
+// A fatal signal writes one target_signal event (the open captures come
+// from OpenSnapshot, built beforehand, since a handler may not lock or
+// allocate), then hands the signal on: to the handler the program had
+// installed, or to the default action. exec() needs nothing: the report
+// descriptor is close-on-exec and the new image, if it uses CUDA, starts a
+// new harness on the same file ("%p" keeps the pid). A forked child starts
+// with no capture open, since the parent's captures are not its own.
+//===----------------------------------------------------------------------===//
+
+constexpr int FatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE,
+                                SIGILL,  SIGABRT, SIGTERM};
+struct sigaction PreviousActions[NSIG];
+std::atomic<bool> SignalReported[NSIG];
+
+const char *signalName(int Sig) {
+  switch (Sig) {
+  case SIGSEGV:
+    return "SIGSEGV";
+  case SIGBUS:
+    return "SIGBUS";
+  case SIGFPE:
+    return "SIGFPE";
+  case SIGILL:
+    return "SIGILL";
+  case SIGABRT:
+    return "SIGABRT";
+  case SIGTERM:
+    return "SIGTERM";
+  default:
+    return "signal";
+  }
+}
+
+/// Appends to a fixed buffer; async-signal-safe.
+class SignalText {
+public:
+  SignalText &operator<<(const char *S) {
+    while (*S && Size + 1 < sizeof(Buffer))
+      Buffer[Size++] = *S++;
+    return *this;
+  }
+  SignalText &operator<<(uint64_t V) {
+    char Digits[24];
+    int N = 0;
+    do {
+      Digits[N++] = static_cast<char>('0' + V % 10);
+      V /= 10;
+    } while (V);
+    while (N && Size + 1 < sizeof(Buffer))
+      Buffer[Size++] = Digits[--N];
+    return *this;
+  }
+  const char *data() const { return Buffer; }
+  size_t size() const { return Size; }
+
+private:
+  char Buffer[OpenCaptureSnapshot::Capacity + 512];
+  size_t Size = 0;
+};
+
+void onFatalSignal(int Sig, siginfo_t *Info, void *Context) {
+  int SavedErrno = errno;
+  Harness &H = harness();
+  if (Sig > 0 && Sig < NSIG && !SignalReported[Sig].exchange(true)) {
+    struct timespec Now;
+    clock_gettime(CLOCK_REALTIME, &Now);
+    SignalText Line;
+    Line << "{\"event\":\"target_signal\",\"signal\":"
+         << static_cast<uint64_t>(Sig) << ",\"name\":\"" << signalName(Sig)
+         << "\",\"thread\":" << threadId()
+         << ",\"open_captures\":" << H.OpenSnapshot.text()
+         << ",\"pid\":" << static_cast<uint64_t>(getpid()) << ",\"time_ns\":"
+         << static_cast<uint64_t>(Now.tv_sec) * 1000000000ull +
+                static_cast<uint64_t>(Now.tv_nsec)
+         << "}\n";
+    H.Writer.writeFromSignal(Line.data(), Line.size());
+    if (!H.Quiet) {
+      SignalText Say;
+      Say << "cudagraph-harness: the program got " << signalName(Sig)
+          << " with " << static_cast<uint64_t>(H.OpenSnapshot.count())
+          << " capture(s) open; report: " << H.Writer.path().c_str() << "\n";
+      ssize_t Ignored = ::write(STDERR_FILENO, Say.data(), Say.size());
+      (void)Ignored;
+    }
+  }
+  const struct sigaction &Old = PreviousActions[Sig];
+  if ((Old.sa_flags & SA_SIGINFO) && Old.sa_sigaction) {
+    Old.sa_sigaction(Sig, Info, Context);
+  } else if (!(Old.sa_flags & SA_SIGINFO) && Old.sa_handler != SIG_DFL) {
+    if (Old.sa_handler != SIG_IGN)
+      Old.sa_handler(Sig);
+  } else {
+    // The default action: restore it; the signal, raised again, arrives
+    // as soon as this handler returns (a fault also recurs by itself).
+    struct sigaction Default;
+    std::memset(&Default, 0, sizeof(Default));
+    Default.sa_handler = SIG_DFL;
+    sigemptyset(&Default.sa_mask);
+    sigaction(Sig, &Default, nullptr);
+    raise(Sig);
+  }
+  errno = SavedErrno;
+}
+
+void installSignalHandlers() {
+  for (int Sig : FatalSignals) {
+    struct sigaction Action;
+    std::memset(&Action, 0, sizeof(Action));
+    Action.sa_sigaction = onFatalSignal;
+    Action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&Action.sa_mask);
+    sigaction(Sig, &Action, &PreviousActions[Sig]);
+  }
+}
+
+void beforeFork() {
+  Harness &H = harness();
+  H.TrackerMutex.lock();
+  H.Writer.lock();
+  H.Trace.lock();
+}
+
+void afterForkInParent() {
+  Harness &H = harness();
+  H.Trace.unlock();
+  H.Writer.unlock();
+  H.TrackerMutex.unlock();
+}
+
+void afterForkInChild() {
+  Harness &H = harness();
+  uint64_t Inherited = H.Tracker.openCaptureCount();
+  H.Tracker = CaptureTracker();
+  H.OpenCaptures.store(0);
+  H.RegionActive.store(false);
+  H.RootCauses.store(0);
+  H.Escapes.store(0);
+  H.FrameworkErrors.store(0);
+  refreshOpenSnapshot();
+  H.Trace.unlock();
+  H.Writer.unlock();
+  H.TrackerMutex.unlock();
+  JsonObject O;
+  O.add("event", "fork_child");
+  O.add("parent_pid", static_cast<int64_t>(getppid()));
+  // The parent's captures stay the parent's; the child cannot end them.
+  O.add("parent_open_captures", Inherited);
+  writeEvent(O);
 }
 
 bool envIs(const char *Name, const char *Value) {
@@ -549,9 +789,13 @@ void initialize() {
   O.add("cupti_api_version", static_cast<uint64_t>(CuptiVersion));
   O.add("callbacks", H.DynamicDomains ? "capture" : "all");
   O.add("throw_hook", H.ThrowHookMode);
+  O.addBool("signals", !envIs("CUDAGRAPH_HARNESS_SIGNALS", "0"));
   writeEvent(O);
   H.Active.store(true);
   std::atexit(writeSummary);
+  pthread_atfork(beforeFork, afterForkInParent, afterForkInChild);
+  if (!envIs("CUDAGRAPH_HARNESS_SIGNALS", "0"))
+    installSignalHandlers();
 }
 
 } // namespace

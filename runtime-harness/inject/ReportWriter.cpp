@@ -41,8 +41,12 @@ void ReportWriter::writeLine(std::string Line) {
     return;
   Line += '\n';
   std::lock_guard<std::mutex> Lock(Mutex);
-  const char *Data = Line.data();
-  size_t Left = Line.size();
+  writeFromSignal(Line.data(), Line.size());
+}
+
+void ReportWriter::writeFromSignal(const char *Data, size_t Left) const {
+  if (Fd < 0)
+    return;
   while (Left) {
     ssize_t N = ::write(Fd, Data, Left);
     if (N < 0) {

@@ -22,6 +22,13 @@ public:
   bool open(const std::string &PathTemplate);
   /// Writes Line plus a newline.
   void writeLine(std::string Line);
+  /// Writes Size bytes with write(2) alone: no lock, no allocation, so a
+  /// fatal-signal handler may call it.
+  void writeFromSignal(const char *Data, size_t Size) const;
+  /// Held across fork(): a child must not inherit the lock taken by a
+  /// thread that does not exist in it.
+  void lock() { Mutex.lock(); }
+  void unlock() { Mutex.unlock(); }
   const std::string &path() const { return Path; }
 
 private:

@@ -8,13 +8,16 @@
 # every fixture region under the harness, the example programs, the CUPTI
 # conflict check and the overhead benchmark, and packs everything into
 # OUTDIR/gpu-results.tgz (OUTDIR defaults to $OUT, the device tool's folder).
-# Stages can be picked with CUDAGRAPH_STAGES=build,fixtures,examples,bench.
+# Stages can be picked with CUDAGRAPH_STAGES=build,fixtures,examples,faults,bench.
+# "faults" runs the fault matrix (run-faults.py), with the two-GPU cases when
+# the machine has two GPUs, and compares every fixture region's results with
+# and without the harness.
 set -u
 ROOT=$PWD
 DEST=${1:-${OUT:-$PWD}}
 B=${CUDAGRAPH_BUILD_DIR:-/tmp/cudagraph-harness-build}
 R=/tmp/gpu-results
-STAGES=",${CUDAGRAPH_STAGES:-build,fixtures,examples,bench},"
+STAGES=",${CUDAGRAPH_STAGES:-build,fixtures,examples,faults,bench},"
 rm -rf "$R"; mkdir -p "$R/examples"
 log() { echo "[$(date +%T)] $*" | tee -a "$R/steps.log"; }
 pack() { tar czf "$DEST/gpu-results.tgz" -C /tmp gpu-results; }
@@ -28,7 +31,7 @@ if want build; then
   cmake -S runtime-harness -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     > "$R/cmake.log" 2>&1 || log "configure failed"
   log "build"
-  timeout 330 ninja -C "$B" > "$R/build.log" 2>&1 || log "build failed (rc=$?)"
+  timeout 330 ninja -k 0 -C "$B" > "$R/build.log" 2>&1 || log "build failed (rc=$?)"
   tail -3 "$R/build.log" | tee -a "$R/steps.log"
   pack
 fi
@@ -57,6 +60,16 @@ if want examples; then
   # seen through the rewritten GOT slots.
   timeout 120 "$B/bin/cudagraph-run" --no-preload -o "$R/examples/bad_capture_torch-item-nopreload.jsonl" \
     -- "$B/bin/bad_capture_torch" item > "$R/examples/bad_capture_torch-item-nopreload.log" 2>&1
+  pack
+fi
+
+if want faults; then
+  log "faults"
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+  two=""; [ "${gpus:-0}" -ge 2 ] && two="--two-gpus"
+  timeout 420 python3 runtime-harness/tools/run-faults.py --build "$B" \
+    --out "$R/faults" $two --fixtures > "$R/faults.log" 2>&1 || log "faults rc=$?"
+  tail -40 "$R/faults.log" | tee -a "$R/steps.log"
   pack
 fi
 

@@ -38,6 +38,17 @@ struct RegionStats {
 
 class CaptureTracker {
 public:
+  /// A capture between its begin and its end.
+  struct OpenCapture {
+    uint64_t Id = 0;
+    uint64_t Stream = 0;
+    CaptureMode Mode = CaptureMode::Unknown;
+    uint64_t Thread = 0;      ///< The thread that began it.
+    uint64_t RootCauseSeq = 0;
+    std::string RootCauseApi; ///< Its first capture error, if any.
+    int RootCauseResult = 0;
+  };
+
   /// Records an API enter or exit; returns the reports it completes.
   std::vector<Report> onApi(const ApiEvent &E);
   /// Records a thrown exception; returns a report when it matters.
@@ -48,6 +59,8 @@ public:
   /// Whether the thread has no call in flight (its reports are out).
   bool threadIdle(uint64_t Thread) const { return !Stacks.count(Thread); }
   size_t openCaptureCount() const { return Open.size(); }
+  /// The captures open now, oldest first.
+  const std::vector<OpenCapture> &openCaptures() const { return Open; }
 
   /// Names the region later reports belong to ("" for none) and starts its
   /// statistics afresh.
@@ -61,15 +74,6 @@ public:
   void dropInFlightCalls();
 
 private:
-  struct OpenCapture {
-    uint64_t Id = 0;
-    uint64_t Stream = 0;
-    CaptureMode Mode = CaptureMode::Unknown;
-    uint64_t Thread = 0;
-    uint64_t RootCauseSeq = 0;
-    std::string RootCauseApi;
-    int RootCauseResult = 0;
-  };
 
   struct InnerCall {
     std::string Name;
