@@ -76,8 +76,13 @@ bool FindingFilters::loadBaseline(llvm::StringRef Path, std::string &Error) {
             "': " + Buffer.getError().message();
     return false;
   }
-  llvm::Expected<llvm::json::Value> Parsed =
-      llvm::json::parse((*Buffer)->getBuffer());
+  return loadBaselineText((*Buffer)->getBuffer(), Path, Error);
+}
+
+bool FindingFilters::loadBaselineText(llvm::StringRef Text,
+                                      llvm::StringRef Path,
+                                      std::string &Error) {
+  llvm::Expected<llvm::json::Value> Parsed = llvm::json::parse(Text);
   if (!Parsed) {
     Error = "baseline '" + Path.str() +
             "' is not JSON: " + llvm::toString(Parsed.takeError());

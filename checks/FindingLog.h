@@ -65,6 +65,9 @@ struct FindingFilters {
   /// Reads a baseline written by --write-baseline (JSON). False and \p Error
   /// on a missing or malformed file.
   bool loadBaseline(llvm::StringRef Path, std::string &Error);
+  /// The same for the text of a baseline; \p Path names it in errors.
+  bool loadBaselineText(llvm::StringRef Text, llvm::StringRef Path,
+                        std::string &Error);
   /// Reads the changed lines from a unified diff (`git diff -U0`); paths
   /// are taken relative to \p Root, with `a/` and `b/` prefixes dropped.
   bool loadChangedLines(llvm::StringRef DiffText, llvm::StringRef Root,

@@ -28,7 +28,19 @@ config.substitutions.append(("%bindir", config.cudagraph_bin_dir))
 config.substitutions.append(("%libdir", config.cudagraph_lib_dir))
 config.substitutions.append(("%cudagraph_tidy", os.path.join(config.cudagraph_bin_dir, "cudagraph-tidy")))
 config.substitutions.append(("%cudagraph_plugin", plugin))
-config.substitutions.append(("%clang_tidy_19", config.clang_tidy_19))
+# A sanitizer build: reports end the test (halt_on_error), and the plugin's
+# instrumented code gets its runtimes preloaded into clang-tidy-19.
+clang_tidy_19 = config.clang_tidy_19
+if getattr(config, "sanitize", ""):
+    config.available_features.add("sanitize")
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0:halt_on_error=1"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    config.environment["LSAN_OPTIONS"] = "suppressions=%s" % os.path.join(
+        src, "scripts", "sanitize", "lsan.supp")
+    if config.sanitizer_preload:
+        clang_tidy_19 = "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0 %s" % (
+            config.sanitizer_preload, clang_tidy_19)
+config.substitutions.append(("%clang_tidy_19", clang_tidy_19))
 config.substitutions.append(("%torch_stubs", os.path.join(inputs, "libtorch", "include")))
 config.substitutions.append(("%cuda_stubs", os.path.join(inputs, "cuda", "include")))
 config.substitutions.append(("%cuda_root", config.cuda_root))

@@ -34,6 +34,8 @@ def _load_yaml(path):
         raise InputError("cannot read %s: %s" % (path, err.strerror))
     except yaml.YAMLError as err:
         raise InputError("%s is not valid YAML: %s" % (path, str(err).splitlines()[0]))
+    except UnicodeDecodeError as err:
+        raise InputError("%s is not UTF-8 text (byte %d)" % (path, err.start))
 
 
 class SourceFiles:

@@ -30,6 +30,47 @@ def report_files(paths):
     return sorted(files)
 
 
+# The types of the fields the join reads. A line whose field has another
+# type was not written by the harness (or was damaged on the way) and is
+# skipped with a warning, as a line that is not JSON is.
+_INT = "int"
+_FIELD_TYPES = {
+    "event": str, "api": str, "driver_api": str, "region": str, "message": str,
+    "hazard": str, "check": str, "result_name": str, "verdict": str, "mode": str,
+    "pid": _INT, "seq": _INT, "thread": _INT, "result": _INT, "time_ns": _INT,
+    "root_cause_seq": _INT, "line": _INT,
+    "captures": [_INT], "root_cause_of": [_INT],
+    "stack": [dict], "python_stack": [dict], "open_captures": [dict],
+    "site": dict,
+}
+_FRAME_TYPES = {"file": str, "line": _INT, "function": str, "module": str, "lang": str}
+
+
+def _has_type(value, kind):
+    if kind == _INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(kind, list):
+        return isinstance(value, list) and all(_has_type(v, kind[0]) for v in value)
+    return isinstance(value, kind)
+
+
+def malformed_field(event):
+    """The first field of event with a type the harness never writes, or None."""
+    for key, kind in _FIELD_TYPES.items():
+        if key in event and event[key] is not None and not _has_type(event[key], kind):
+            return key
+    frames = list(event.get("stack") or []) + list(event.get("python_stack") or [])
+    if isinstance(event.get("site"), dict):
+        frames.append(event["site"])
+        if not {"file", "line"} <= set(event["site"]):
+            return "site"
+    for frame in frames:
+        for key, kind in _FRAME_TYPES.items():
+            if key in frame and frame[key] is not None and not _has_type(frame[key], kind):
+                return key
+    return None
+
+
 def load(paths, warn=None):
     """Returns a Reports object for the JSONL files (or folders of them)."""
     reports = Reports()
@@ -41,12 +82,20 @@ def load(paths, warn=None):
         if bad and warn:
             warn("%s: skipped %d line(s) that are not JSON objects (line %s)"
                  % (path, len(bad), ", ".join(map(str, bad[:5]))))
+        wrong = []
         for index, event in enumerate(events):
             if not isinstance(event.get("event"), str):
+                continue
+            field = malformed_field(event)
+            if field:
+                wrong.append(field)
                 continue
             event["_file"] = path
             event["_index"] = index
             reports.add(event)
+        if wrong and warn:
+            warn("%s: skipped %d event(s) with fields of the wrong type (%s)"
+                 % (path, len(wrong), ", ".join(sorted(set(wrong))[:5])))
     # Reports from the launcher are symbolized already; others get the same
     # treatment where their binaries exist on this machine.
     needs = [e for e in reports.events if e.get("stack") and "site" not in e]
