@@ -20,9 +20,10 @@ namespace clang::tidy::cudagraph {
 /// AST, headers included: the capture analysis visits user code and what
 /// capture regions reach.
 static bool onlyCudaGraphChecks(const ClangTidyContext &Context) {
-  llvm::StringRef Globs = Context.getOptions().Checks.value_or("");
+  // value_or returns a copy: keep it alive while the parts point into it.
+  std::string Globs = Context.getOptions().Checks.value_or("");
   llvm::SmallVector<llvm::StringRef, 8> Parts;
-  Globs.split(Parts, ',', -1, /*KeepEmpty=*/false);
+  llvm::StringRef(Globs).split(Parts, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef Glob : Parts) {
     Glob = Glob.trim();
     if (Glob.empty() || Glob.starts_with("-"))

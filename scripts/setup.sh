@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs what the build and the tests need on Debian 12 (run as root).
+# Installs what the build and the tests need on Debian 12 (run as root),
+# plus any packages named as arguments (scripts/fuzz.sh adds libFuzzer's).
 # Packages already present are skipped, so repeated runs are quick.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mapfile -t wanted < <(grep -v '^#' "$here/apt-packages.txt" | sed '/^$/d')
+wanted+=("$@")
 missing=()
 for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -38,9 +38,20 @@ if getattr(config, "sanitize", ""):
     config.environment["LSAN_OPTIONS"] = "suppressions=%s" % os.path.join(
         src, "scripts", "sanitize", "lsan.supp")
     if config.sanitizer_preload:
-        clang_tidy_19 = "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0 %s" % (
-            config.sanitizer_preload, clang_tidy_19)
+        # One path, usable where a test passes it as an argument.
+        wrapper = os.path.join(config.test_exec_root, "clang-tidy-19-sanitized")
+        os.makedirs(config.test_exec_root, exist_ok=True)
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\nLD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0 exec %s "$@"\n'
+                    % (config.sanitizer_preload, clang_tidy_19))
+        os.chmod(wrapper, 0o755)
+        clang_tidy_19 = wrapper
 config.substitutions.append(("%clang_tidy_19", clang_tidy_19))
+# What LD_PRELOAD gets to load the injection library by hand.
+inject = os.path.join(config.cudagraph_lib_dir, "libcudagraph-inject.so")
+if getattr(config, "sanitizer_preload", ""):
+    inject = config.sanitizer_preload + ":" + inject
+config.substitutions.append(("%preload_inject", inject))
 config.substitutions.append(("%torch_stubs", os.path.join(inputs, "libtorch", "include")))
 config.substitutions.append(("%cuda_stubs", os.path.join(inputs, "cuda", "include")))
 config.substitutions.append(("%cuda_root", config.cuda_root))

@@ -113,10 +113,12 @@ std::optional<std::string> configChecksFor(llvm::StringRef Source) {
           return Text.str();
       }
     }
-    llvm::StringRef Parent = llvm::sys::path::parent_path(Dir);
-    if (Parent == Dir)
+    // The parent is a prefix of Dir: shorten Dir in place (assigning a
+    // view of its own buffer to it is not allowed).
+    size_t ParentSize = llvm::sys::path::parent_path(Dir).size();
+    if (ParentSize == Dir.size())
       break;
-    Dir = Parent;
+    Dir.truncate(ParentSize);
   }
   return std::nullopt;
 }
