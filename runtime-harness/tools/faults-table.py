@@ -41,7 +41,11 @@ def main():
     if len(sys.argv) != 2:
         sys.stderr.write(__doc__)
         return 2
-    data = load(sys.argv[1])
+    try:
+        data = load(sys.argv[1])
+    except (OSError, ValueError, StopIteration, tarfile.TarError) as err:
+        sys.stderr.write("faults-table: cannot read %s: %s\n" % (sys.argv[1], err or "no faults.json"))
+        return 2
     out = sys.stdout
     out.write("| case | exit status | results with/without harness | report | checks |\n")
     out.write("|---|---|---|---|---|\n")
