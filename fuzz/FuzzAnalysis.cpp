@@ -25,8 +25,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 #ifndef CUDAGRAPH_FUZZ_INPUTS
 #error "CUDAGRAPH_FUZZ_INPUTS must name test/Inputs"
@@ -59,8 +59,10 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   if (std::system(Command.c_str()) == 0)
     preludePch() = Pch;
   else
-    std::fprintf(stderr, "fuzz: no precompiled prelude (%s failed); units "
-                         "are parsed whole\n", Command.c_str());
+    std::fprintf(stderr,
+                 "fuzz: no precompiled prelude (%s failed); units "
+                 "are parsed whole\n",
+                 Command.c_str());
   return 0;
 }
 #endif
@@ -81,15 +83,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   const std::string File = "/cudagraph-fuzz-input.cpp";
 
   std::string Inputs = CUDAGRAPH_FUZZ_INPUTS;
-  std::vector<std::string> Flags = {
-      "-std=c++17",   "-fsyntax-only", "-w",
-      "-ferror-limit=0", "-isystem", Inputs + "/libtorch/include",
-      "-isystem",     Inputs + "/cuda/include"};
+  std::vector<std::string> Flags = {"-std=c++17", "-fsyntax-only",
+                                    "-w",         "-ferror-limit=0",
+                                    "-isystem",   Inputs + "/libtorch/include",
+                                    "-isystem",   Inputs + "/cuda/include"};
   llvm::StringRef Prelude = cudagraph::fuzz::prelude();
   if (!preludePch().empty() && llvm::StringRef(Source).starts_with(Prelude)) {
     // The same text, its first lines from the precompiled header.
-    Source = std::string(Prelude.count('\n'), '\n') +
-             Source.substr(Prelude.size());
+    Source =
+        std::string(Prelude.count('\n'), '\n') + Source.substr(Prelude.size());
     Flags.push_back("-include-pch");
     Flags.push_back(preludePch());
   }

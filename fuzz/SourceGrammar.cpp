@@ -83,11 +83,14 @@ const char *const Benign[] = {
 };
 
 const char *const Conditions[] = {
-    "t.item<bool>()",  "g_counter > 0",
-    "p != nullptr",    "t.is_nonzero()",
+    "t.item<bool>()",
+    "g_counter > 0",
+    "p != nullptr",
+    "t.is_nonzero()",
     "cudaStreamQuery(s) == cudaSuccess",
     "t.sum().item<float>() > 0.5f",
-    "g_flag",          "cudaGetLastError() != cudaSuccess",
+    "g_flag",
+    "cudaGetLastError() != cudaSuccess",
 };
 
 const char *const CheckMacros[] = {"CHECK_CUDA", "TRY_CUDA", "C10_CUDA_CHECK",
@@ -130,20 +133,21 @@ public:
 
   std::string unit() {
     Out = prelude();
-    Out += "#define CHECK_CUDA(x) do { cudaError_t e_ = (x); if (e_ != "
-           "cudaSuccess) { return; } } while (0)\n"
-           "#define TRY_CUDA(x) if ((x) != cudaSuccess) throw 1\n"
-           "#define RETURN_IF_ERR(x) { if ((x) != cudaSuccess) return; }\n"
-           "#define BEGIN_GRAPH(s) cudaStreamBeginCapture((s), "
-           "cudaStreamCaptureModeGlobal)\n"
-           "#define END_GRAPH(s, g) cudaStreamEndCapture((s), (g))\n"
-           "static int g_counter = 0;\n"
-           "static bool g_flag = false;\n"
-           "static float *g_host = nullptr;\n"
-           "static cudaEvent_t g_event;\n"
-           "static cudaGraph_t g_raw;\n"
-           "static cudaStreamCaptureMode g_mode = cudaStreamCaptureModeGlobal;\n"
-           "static at::cuda::CUDAGraph g_graph;\n";
+    Out +=
+        "#define CHECK_CUDA(x) do { cudaError_t e_ = (x); if (e_ != "
+        "cudaSuccess) { return; } } while (0)\n"
+        "#define TRY_CUDA(x) if ((x) != cudaSuccess) throw 1\n"
+        "#define RETURN_IF_ERR(x) { if ((x) != cudaSuccess) return; }\n"
+        "#define BEGIN_GRAPH(s) cudaStreamBeginCapture((s), "
+        "cudaStreamCaptureModeGlobal)\n"
+        "#define END_GRAPH(s, g) cudaStreamEndCapture((s), (g))\n"
+        "static int g_counter = 0;\n"
+        "static bool g_flag = false;\n"
+        "static float *g_host = nullptr;\n"
+        "static cudaEvent_t g_event;\n"
+        "static cudaGraph_t g_raw;\n"
+        "static cudaStreamCaptureMode g_mode = cudaStreamCaptureModeGlobal;\n"
+        "static at::cuda::CUDAGraph g_graph;\n";
     unsigned Items = 1 + C.pick(6);
     for (unsigned I = 0; I < Items && !C.done(); ++I)
       item();
@@ -160,7 +164,9 @@ private:
   int Depth = 0;
   int InLambda = 0; ///< Inside a lambda the function's label is out of reach.
 
-  std::string fresh(const char *Stem) { return Stem + std::to_string(NextId++); }
+  std::string fresh(const char *Stem) {
+    return Stem + std::to_string(NextId++);
+  }
 
   void item() {
     switch (C.pick(7)) {
@@ -195,8 +201,9 @@ private:
   void helper() {
     std::string Name = fresh("helper");
     const char *Attr =
-        C.pick(8) == 0 ? "__attribute__((annotate(\"cudagraph::capture_safe\"))) "
-                       : "";
+        C.pick(8) == 0
+            ? "__attribute__((annotate(\"cudagraph::capture_safe\"))) "
+            : "";
     signatureBody(std::string(Attr) + "static void " + Name +
                   "(cudaStream_t s, at::Tensor t, float *p)");
     Callables.push_back(Name + "(s, t, p);");
@@ -227,7 +234,8 @@ private:
     if (Virtual && C.pick(2)) {
       std::string Derived = fresh("Derived");
       Out += "struct " + Derived + " : " + Name + " {\n  ";
-      signatureBody("void step(cudaStream_t s, at::Tensor t, float *p) override");
+      signatureBody(
+          "void step(cudaStream_t s, at::Tensor t, float *p) override");
       Out += "};\n";
       Callables.push_back("{ " + Derived + " d; " + Name +
                           " &b = d; b.step(s, t, p); }");
@@ -238,7 +246,8 @@ private:
   void opRegistration() {
     std::string Name = fresh("op");
     // The body is a lambda so that `return;` and the check macros fit.
-    Out += "at::Tensor " + Name + "(at::Tensor t) {\n"
+    Out += "at::Tensor " + Name +
+           "(at::Tensor t) {\n"
            "  cudaStream_t s = c10::cuda::getCurrentCUDAStream();\n"
            "  float *p = nullptr;\n"
            "  [&]() {\n";
@@ -304,7 +313,8 @@ private:
       }
       break;
     case 6:
-      Out += C.pick(2) ? "for (int i = 0; i < 3; ++i) " : "while (g_counter-- > 0) ";
+      Out += C.pick(2) ? "for (int i = 0; i < 3; ++i) "
+                       : "while (g_counter-- > 0) ";
       nested(1 + C.pick(3));
       break;
     case 7:
@@ -346,7 +356,8 @@ private:
       Out += "}";
       break;
     case 14:
-      Out += "{ c10::cuda::CUDAStreamGuard guard(c10::cuda::getStreamFromPool());\n";
+      Out += "{ c10::cuda::CUDAStreamGuard "
+             "guard(c10::cuda::getStreamFromPool());\n";
       block(1 + C.pick(3));
       Out += "}";
       break;
@@ -383,9 +394,7 @@ private:
     }
     Out += "\n";
   }
-
 };
-
 
 } // namespace
 

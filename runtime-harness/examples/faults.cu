@@ -29,6 +29,8 @@
 //                       main thread captures in global mode (the query
 //                       fails and the capture is invalidated)
 //   watchdog-local      the same in thread-local mode (nothing fails)
+#include "ExampleSupport.h"
+
 #include <cuda_runtime.h>
 
 #include <sys/wait.h>
@@ -78,11 +80,7 @@ void printChecksum(const std::string &Name, const float *Device) {
   check(cudaMemcpy(Host.data(), Device, N * sizeof(float),
                    cudaMemcpyDeviceToHost),
         "cudaMemcpy");
-  uint64_t Hash = 1469598103934665603ull;
-  const unsigned char *Bytes =
-      reinterpret_cast<const unsigned char *>(Host.data());
-  for (size_t I = 0; I < Host.size() * sizeof(float); ++I)
-    Hash = (Hash ^ Bytes[I]) * 1099511628211ull;
+  uint64_t Hash = example::fnv1a(Host.data(), Host.size() * sizeof(float));
   std::printf("checksum %s %016llx\n", Name.c_str(),
               static_cast<unsigned long long>(Hash));
 }
@@ -110,8 +108,8 @@ struct Setup {
 
 /// Ends the capture on Stream, replays the graph Replays times and prints
 /// the checksum of Data.
-void finishAndReplay(const std::string &Name, cudaStream_t Stream,
-                     float *Data, int Replays) {
+void finishAndReplay(const std::string &Name, cudaStream_t Stream, float *Data,
+                     int Replays) {
   cudaGraph_t Graph = nullptr;
   cudaError_t End = cudaStreamEndCapture(Stream, &Graph);
   say(("end capture " + Name).c_str(), End);
@@ -184,8 +182,8 @@ int runFork() {
   }
   int Status = 0;
   waitpid(Child, &Status, 0);
-  std::printf("child status: %d\n", WIFEXITED(Status) ? WEXITSTATUS(Status)
-                                                      : -1);
+  std::printf("child status: %d\n",
+              WIFEXITED(Status) ? WEXITSTATUS(Status) : -1);
   finishAndReplay("fork", S.Stream, S.Data, 3);
   return 0;
 }
@@ -204,28 +202,6 @@ int runExec(const char *Self) {
   return 3;
 }
 
-/// Lets every thread begin its capture before any of them ends one.
-class Gate {
-public:
-  explicit Gate(int Count) : Left(Count) {}
-  void arriveAndWait() {
-    std::unique_lock<std::mutex> Lock(M);
-    if (--Left == 0)
-      Cv.notify_all();
-    Cv.wait(Lock, [&] { return Left <= 0; });
-  }
-  /// Waits without arriving.
-  void wait() {
-    std::unique_lock<std::mutex> Lock(M);
-    Cv.wait(Lock, [&] { return Left <= 0; });
-  }
-
-private:
-  std::mutex M;
-  std::condition_variable Cv;
-  int Left;
-};
-
 int runThreads(cudaStreamCaptureMode Mode, const char *Tag,
                bool InstantiateEarly = false) {
   constexpr int Threads = 4;
@@ -238,7 +214,7 @@ int runThreads(cudaStreamCaptureMode Mode, const char *Tag,
           "cudaStreamCreateWithFlags");
   }
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  Gate AllBegun(Threads), AllEnded(Threads), FirstInstantiated(1);
+  example::Gate AllBegun(Threads), AllEnded(Threads), FirstInstantiated(1);
   std::vector<cudaGraphExec_t> Execs(Threads, nullptr);
   std::vector<cudaError_t> Ends(Threads, cudaSuccess);
   std::vector<cudaError_t> Instantiated(Threads, cudaSuccess);

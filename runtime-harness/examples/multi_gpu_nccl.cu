@@ -17,6 +17,8 @@
 //
 // Prints "checksum NAME HEX" for every replayed result and "allreduce
 // correct"/"allreduce WRONG" after checking the all-reduced values.
+#include "ExampleSupport.h"
+
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -63,12 +65,7 @@ void checkNccl(ncclResult_t R, const char *What) {
 }
 
 uint64_t checksum(const std::vector<float> &Host) {
-  uint64_t Hash = 1469598103934665603ull;
-  const unsigned char *Bytes =
-      reinterpret_cast<const unsigned char *>(Host.data());
-  for (size_t I = 0; I < Host.size() * sizeof(float); ++I)
-    Hash = (Hash ^ Bytes[I]) * 1099511628211ull;
-  return Hash;
+  return example::fnv1a(Host.data(), Host.size() * sizeof(float));
 }
 
 struct Rank {
@@ -81,31 +78,15 @@ struct Rank {
   cudaError_t End = cudaSuccess;
 };
 
-/// Lets every rank begin its capture before any of them ends one.
-class Gate {
-public:
-  explicit Gate(int Count) : Left(Count) {}
-  void arriveAndWait() {
-    std::unique_lock<std::mutex> Lock(M);
-    if (--Left == 0)
-      Cv.notify_all();
-    Cv.wait(Lock, [&] { return Left <= 0; });
-  }
-
-private:
-  std::mutex M;
-  std::condition_variable Cv;
-  int Left;
-};
-
 void captureRank(Rank &R, int RankId, bool AllReduce,
-                 cudaStreamCaptureMode Mode, Gate &Begun, Gate &Queried) {
+                 cudaStreamCaptureMode Mode, example::Gate &Begun,
+                 example::Gate &Queried) {
   check(cudaSetDevice(R.Device), "cudaSetDevice");
   check(cudaStreamBeginCapture(R.Stream, Mode), "cudaStreamBeginCapture");
   twice<<<(N + 255) / 256, 256, 0, R.Stream>>>(R.Data, N);
   if (AllReduce) {
-    ncclResult_t Reduce = ncclAllReduce(R.Data, R.Data, N, ncclFloat, ncclSum,
-                                        R.Comm, R.Stream);
+    ncclResult_t Reduce =
+        ncclAllReduce(R.Data, R.Data, N, ncclFloat, ncclSum, R.Comm, R.Stream);
     if (Reduce != ncclSuccess)
       std::printf("rank %d: ncclAllReduce in capture: %s\n", RankId,
                   ncclGetErrorString(Reduce));
@@ -165,8 +146,8 @@ int run(const std::string &Mode) {
 
   // Ranks that run NCCL need all their captures open together: the
   // all-reduce inside them is one collective.
-  Gate Begun(Devices + (Watchdog ? 1 : 0));
-  Gate Queried(Devices + (Watchdog ? 1 : 0));
+  example::Gate Begun(Devices + (Watchdog ? 1 : 0));
+  example::Gate Queried(Devices + (Watchdog ? 1 : 0));
   cudaError_t Query = cudaSuccess;
   std::vector<std::thread> Threads;
   for (int I = 0; I < Devices; ++I)
@@ -191,8 +172,7 @@ int run(const std::string &Mode) {
   Reset();
   bool AllCaptured = true;
   for (int I = 0; I < Devices; ++I) {
-    std::printf("rank %d end capture: %s\n", I,
-                cudaGetErrorName(Ranks[I].End));
+    std::printf("rank %d end capture: %s\n", I, cudaGetErrorName(Ranks[I].End));
     AllCaptured = AllCaptured && Ranks[I].Exec;
   }
   if (!AllCaptured)
@@ -215,10 +195,11 @@ int run(const std::string &Mode) {
       float Expected = 0;
       if (AllReduce)
         for (int K = 0; K < Devices; ++K)
-          Expected += 4.0f * (static_cast<float>(K + 1) +
-                              static_cast<float>(J % 7));
+          Expected +=
+              4.0f * (static_cast<float>(K + 1) + static_cast<float>(J % 7));
       else
-        Expected = 4.0f * (static_cast<float>(I + 1) + static_cast<float>(J % 7));
+        Expected =
+            4.0f * (static_cast<float>(I + 1) + static_cast<float>(J % 7));
       Correct = std::fabs(Host[J] - Expected) < 1e-3f;
     }
     std::printf("checksum %s-rank%d %016llx\n", Mode.c_str(), I,

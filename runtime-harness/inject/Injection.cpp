@@ -35,8 +35,8 @@
 #define _GNU_SOURCE
 #endif
 
-#include "ApiTable.h"
 #include "Injection.h"
+#include "ApiTable.h"
 #include "ReportWriter.h"
 #include "cudagraph/harness/CaptureTracker.h"
 #include "cudagraph/harness/HarnessControl.h"
@@ -101,8 +101,8 @@ struct CudaApis {
     for (const char *Name : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"})
       if (!Lib)
         Lib = dlopen(Name, RTLD_NOW | RTLD_NOLOAD);
-    for (const char *Name : {CUDAGRAPH_CUPTI_DEFAULT_PATH, "libcupti.so.13",
-                             "libcupti.so"})
+    for (const char *Name :
+         {CUDAGRAPH_CUPTI_DEFAULT_PATH, "libcupti.so.13", "libcupti.so"})
       if (!Lib)
         Lib = dlopen(Name, RTLD_NOW | RTLD_GLOBAL);
     if (!Lib) {
@@ -110,8 +110,8 @@ struct CudaApis {
       Error = std::string("cannot load libcupti: ") + (Why ? Why : "?");
       return false;
     }
-    Subscribe = reinterpret_cast<decltype(Subscribe)>(
-        dlsym(Lib, "cuptiSubscribe"));
+    Subscribe =
+        reinterpret_cast<decltype(Subscribe)>(dlsym(Lib, "cuptiSubscribe"));
     SubscribeV2 = reinterpret_cast<decltype(SubscribeV2)>(
         dlsym(Lib, "cuptiSubscribe_v2"));
     EnableCallback = reinterpret_cast<decltype(EnableCallback)>(
@@ -319,11 +319,10 @@ void emit(std::vector<Report> &Reports) {
                    "capture, outside the graph%s\n",
                    R.Api.c_str(), toString(R.Stream.Kind), Where.c_str());
     else
-      std::fprintf(stderr,
-                   "cudagraph-harness: %s thrown during capture: %s%s\n",
-                   R.ExceptionType.c_str(),
-                   R.Message.substr(0, R.Message.find('\n')).c_str(),
-                   Where.c_str());
+      std::fprintf(
+          stderr, "cudagraph-harness: %s thrown during capture: %s%s\n",
+          R.ExceptionType.c_str(),
+          R.Message.substr(0, R.Message.find('\n')).c_str(), Where.c_str());
   }
 }
 
@@ -520,12 +519,13 @@ void writeSummary() {
   writeEvent(O);
   if (!H.Quiet)
     for (const CaptureTracker::OpenCapture &C : Left)
-      std::fprintf(stderr,
-                   "cudagraph-harness: the program exited with capture %llu "
-                   "still open (%s mode, begun by thread %llu); its end-capture "
-                   "never ran\n",
-                   static_cast<unsigned long long>(C.Id), toString(C.Mode),
-                   static_cast<unsigned long long>(C.Thread));
+      std::fprintf(
+          stderr,
+          "cudagraph-harness: the program exited with capture %llu "
+          "still open (%s mode, begun by thread %llu); its end-capture "
+          "never ran\n",
+          static_cast<unsigned long long>(C.Id), toString(C.Mode),
+          static_cast<unsigned long long>(C.Thread));
   if (!H.Quiet && (H.RootCauses || H.Escapes || H.FrameworkErrors))
     std::fprintf(stderr,
                  "cudagraph-harness: %u capture root cause(s), %u escape(s), "
@@ -546,7 +546,7 @@ void writeSummary() {
 // with no capture open, since the parent's captures are not its own.
 //===----------------------------------------------------------------------===//
 
-constexpr int FatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE,
+constexpr int FatalSignals[] = {SIGSEGV, SIGBUS,  SIGFPE,
                                 SIGILL,  SIGABRT, SIGTERM};
 struct sigaction PreviousActions[NSIG];
 std::atomic<bool> SignalReported[NSIG];
@@ -766,10 +766,9 @@ void initialize() {
       CUptiResult ER = H.Apis.EnableCallback(1, H.Subscriber,
                                              CUPTI_CB_DOMAIN_DRIVER_API, Cbid);
       if (ER != CUPTI_SUCCESS) {
-        reportSetupFailure("harness_error",
-                           "cuptiEnableCallback failed: " +
-                               H.Apis.resultString(ER),
-                           "");
+        reportSetupFailure(
+            "harness_error",
+            "cuptiEnableCallback failed: " + H.Apis.resultString(ER), "");
         return;
       }
     }

@@ -26,15 +26,19 @@ static int testCatalog() {
             << "\n";
   for (const CheckInfo &C : checks())
     std::cout << "check " << C.Name << " " << C.Status << "\n";
-  for (const char *Api :
-       {"cudaDeviceSynchronize", "cuCtxSynchronize", "cudaStreamSynchronize",
-        "cuStreamSynchronize_ptsz", "cudaEventQuery", "cudaMemcpy",
-        "cudaMemcpyAsync", "cuMemcpyDtoH_v2", "cuMemcpyDtoHAsync_v2",
-        "cudaMemset", "cudaMemsetAsync", "cudaMalloc", "cuMemAlloc_v2",
-        "cudaMallocAsync", "cudaMallocHost", "cuMemAllocHost_v2",
-        "cudaFreeHost", "cudaHostRegister", "cudaLaunchKernel",
-        "at::Tensor::item", "at::nonzero", "cudaGraphExecDestroy",
-        "cuModuleUnload", "cublasCreate_v2", "cudaLaunchHostFunc"}) {
+  for (const char *Api : {"cudaDeviceSynchronize", "cuCtxSynchronize",
+                          "cudaStreamSynchronize", "cuStreamSynchronize_ptsz",
+                          "cudaEventQuery",        "cudaMemcpy",
+                          "cudaMemcpyAsync",       "cuMemcpyDtoH_v2",
+                          "cuMemcpyDtoHAsync_v2",  "cudaMemset",
+                          "cudaMemsetAsync",       "cudaMalloc",
+                          "cuMemAlloc_v2",         "cudaMallocAsync",
+                          "cudaMallocHost",        "cuMemAllocHost_v2",
+                          "cudaFreeHost",          "cudaHostRegister",
+                          "cudaLaunchKernel",      "at::Tensor::item",
+                          "at::nonzero",           "cudaGraphExecDestroy",
+                          "cuModuleUnload",        "cublasCreate_v2",
+                          "cudaLaunchHostFunc"}) {
     const HazardInfo *H = hazardForApi(Api);
     std::cout << "api " << Api << " -> "
               << (H ? std::string(H->Id) + " " + H->Check : "none") << "\n";
@@ -77,9 +81,9 @@ static int testJson() {
   JsonValue V;
   std::string Error;
   bool Ok = JsonValue::parse(Text, V, Error);
-  std::cout << "roundtrip " << Ok << " s=" << (V.getString("s") ==
-                                                "quote\" backslash\\ newline\n"
-                                                " tab\t ctl\x01")
+  std::cout << "roundtrip " << Ok << " s="
+            << (V.getString("s") == "quote\" backslash\\ newline\n"
+                                    " tab\t ctl\x01")
             << " i=" << V.getInt("i") << " b=" << V.getBool("b")
             << " v=" << V.get("v")->asArray().size() << "\n";
   std::cout << "handle " << V.getHandle("missing") << " ";
@@ -87,8 +91,8 @@ static int testJson() {
   JsonValue::parse("{\"stream\":\"0x7f00ab\",\"n\":12}", H, Error);
   std::cout << std::hex << H.getHandle("stream") << std::dec << " "
             << H.getHandle("n") << "\n";
-  for (const char *Bad : {"{", "{\"a\" 1}", "[1,]", "{\"a\":tru}", "\"x",
-                          "{} x"}) {
+  for (const char *Bad :
+       {"{", "{\"a\" 1}", "[1,]", "{\"a\":tru}", "\"x", "{} x"}) {
     JsonValue Ignored;
     std::string Why;
     bool Parsed = JsonValue::parse(Bad, Ignored, Why);
@@ -129,8 +133,8 @@ static int testTracker() {
   std::cout << "open " << T.openCaptureCount() << "\n";
 
   // An exit whose enter was never seen stands alone.
-  print(T.onApi(api(1, ApiDomain::Runtime, 3, "cudaMalloc", ApiRole::Other,
-                    true, 900)));
+  print(T.onApi(
+      api(1, ApiDomain::Runtime, 3, "cudaMalloc", ApiRole::Other, true, 900)));
 
   // Calls in flight when listening stops are forgotten; the begin/end
   // frames survive.
@@ -151,8 +155,8 @@ static int testTracker() {
   std::cout << "throws " << T.onThrow(Quiet).size() << " "
             << T.onThrow(Loud).size() << "\n";
   T.setRegion("r1");
-  std::cout << "region " << T.region() << " "
-            << T.regionStats().FrameworkErrors << "\n";
+  std::cout << "region " << T.region() << " " << T.regionStats().FrameworkErrors
+            << "\n";
   return 0;
 }
 
@@ -169,14 +173,14 @@ static int testStack() {
   bool SawHelper = false, SawSelf = false;
   for (const NativeFrame &F : Frames) {
     SawHelper |= F.Symbol.find("stackHere") != std::string::npos;
-    SawSelf |= F.Symbol.find("testStack") != std::string::npos ||
-               F.Module.find("cudagraph-harness-unittests") !=
-                   std::string::npos;
+    SawSelf |=
+        F.Symbol.find("testStack") != std::string::npos ||
+        F.Module.find("cudagraph-harness-unittests") != std::string::npos;
   }
   // stackHere is static, so dladdr (exported symbols only) cannot name
   // it; addr2line does, later.
-  std::cout << "frames " << (Frames.size() > 2) << " helper-named "
-            << SawHelper << " self " << SawSelf << "\n";
+  std::cout << "frames " << (Frames.size() > 2) << " helper-named " << SawHelper
+            << " self " << SawSelf << "\n";
   // A report line with the stack, for cudagraph-symbolize to resolve.
   JsonObject O;
   O.add("event", "capture_error");

@@ -5,6 +5,7 @@ harness.
 
     run-faults.py --build BUILD --out DIR [--two-gpus] [--fixtures]
                   [--only SUBSTRING]
+    run-faults.py --recheck --build BUILD --out DIR   (judge recorded runs again)
 
 For every case it checks two things:
   - the program's results are unchanged: its exit status and its result
@@ -33,6 +34,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HARNESS = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HARNESS, "python"))
+
+from cudagraph_harness import symbolize  # noqa: E402
 
 # Environment variables that load the harness; removed for the plain run.
 HARNESS_ENV = ("CUDA_INJECTION64_PATH", "LD_PRELOAD", "CUDAGRAPH_HARNESS_OUTPUT")
@@ -51,20 +55,16 @@ def status(rc):
 
 
 def load_events(pattern):
+    """Every event of the reports matching pattern, in time order; a line
+    that is not a JSON object becomes an unreadable_line event."""
     events = []
     for path in sorted(glob.glob(pattern)):
-        with open(path, errors="replace") as f:
-            for number, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    event = {"event": "unreadable_line", "file": path, "line": number}
-                event.setdefault("_file", os.path.basename(path))
-                events.append(event)
-    events.sort(key=lambda e: (e.get("time_ns", 0)))
+        found, bad = symbolize.read_jsonl(path)
+        for event in found:
+            event.setdefault("_file", os.path.basename(path))
+        events += found
+        events += [{"event": "unreadable_line", "file": path, "line": n} for n in bad]
+    events.sort(key=lambda e: e.get("time_ns", 0) if isinstance(e.get("time_ns"), int) else 0)
     return events
 
 
@@ -270,12 +270,10 @@ def result_lines(text, torchrun):
 
 def run_case(build, outdir, name, argv, expect, timeout):
     launcher = os.path.join(build, "bin", "cudagraph-run")
-    torchrun = "torch.distributed.run" in argv
     logs = os.path.join(outdir, "logs")
     reports = os.path.join(outdir, "reports")
     for f in glob.glob(os.path.join(reports, name + ".*.jsonl")):
         os.remove(f)
-    entry = {"case": name, "command": argv}
     runs = {}
     for label, cmd, env in (
             ("plain", argv, plain_env()),
@@ -287,11 +285,38 @@ def run_case(build, outdir, name, argv, expect, timeout):
                                env=env, timeout=timeout, text=True, errors="replace")
             rc, so, se = status(p.returncode), p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
-            rc, so, se = "timeout", (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), ""
+            so = e.stdout if isinstance(e.stdout, str) else (e.stdout or b"").decode(errors="replace")
+            rc, se = "timeout", ""
         runs[label] = {"rc": rc, "stdout": so, "seconds": round(time.time() - start, 2)}
         with open(os.path.join(logs, "%s.%s.log" % (name, label)), "w") as f:
-            f.write(so + "\n--- stderr ---\n" + se + "\n[run-faults] rc=%s\n" % rc)
-    events = load_events(os.path.join(reports, name + ".*.jsonl"))
+            f.write(so + LOG_STDERR + se + LOG_STATUS + "%s\n" % rc)
+    return evaluate(name, argv, expect, runs, load_events(os.path.join(reports, name + ".*.jsonl")))
+
+
+LOG_STDERR = "\n--- stderr ---\n"
+LOG_STATUS = "\n[run-faults] rc="
+
+
+def recorded_runs(outdir, name):
+    """The runs of a case as its logs recorded them, or None."""
+    runs = {}
+    for label in ("plain", "harness"):
+        try:
+            with open(os.path.join(outdir, "logs", "%s.%s.log" % (name, label)),
+                      encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return None
+        rc = text.rsplit(LOG_STATUS, 1)[-1].strip() if LOG_STATUS in text else "?"
+        runs[label] = {"rc": int(rc) if rc.lstrip("-").isdigit() else rc,
+                       "stdout": text.split(LOG_STDERR, 1)[0], "seconds": None}
+    return runs
+
+
+def evaluate(name, argv, expect, runs, events):
+    """The checks of one case, from its two runs and its report events."""
+    torchrun = "torch.distributed.run" in argv
+    entry = {"case": name, "command": argv}
     c = Checks()
     c.expect("same exit status with and without the harness (%s)" % runs["plain"]["rc"],
              runs["plain"]["rc"] == runs["harness"]["rc"])
@@ -394,6 +419,30 @@ def fixture_identity(build, outdir, jobs, timeout):
             "verdicts_refined_by_harness": refined}
 
 
+def recheck(args):
+    """Every case whose logs are in args.out, judged again."""
+    failed = 0
+    judged = 0
+    for name, argv, expect in cases(args.build, True):
+        if args.only and args.only not in name:
+            continue
+        runs = recorded_runs(args.out, name)
+        if runs is None:
+            continue
+        entry = evaluate(name, argv, expect, runs,
+                         load_events(os.path.join(args.out, "reports", name + ".*.jsonl")))
+        judged += 1
+        bad = [i["check"] for i in entry["checks"] if not i["ok"]]
+        failed += bool(bad)
+        print("%-32s %-4s %d checks%s" % (name, "FAIL" if bad else "ok", len(entry["checks"]),
+                                          ("; failed: " + "; ".join(bad)) if bad else ""))
+    print("run-faults: %d cases judged again, %d failed" % (judged, failed))
+    if not judged:
+        sys.stderr.write("run-faults: no recorded case under %s\n" % args.out)
+        return 2
+    return 1 if failed else 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True)
@@ -403,7 +452,12 @@ def main():
     parser.add_argument("--only", default="")
     parser.add_argument("--timeout", type=int, default=180)
     parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--recheck", action="store_true",
+                        help="judge the logs and reports already in --out again, "
+                             "running nothing (no GPU needed)")
     args = parser.parse_args()
+    if args.recheck:
+        return recheck(args)
     for sub in ("logs", "reports"):
         os.makedirs(os.path.join(args.out, sub), exist_ok=True)
     results = []
