@@ -218,10 +218,12 @@ private:
 
   void templateHelper() {
     std::string Name = fresh("generic");
+    // The tensor stays non-dependent, so member templates such as
+    // item<float>() need no `template` keyword in the body.
     signatureBody("template <typename T> void " + Name +
-                  "(cudaStream_t s, T t, float *p)");
-    Callables.push_back(C.pick(2) ? Name + "(s, t, p);"
-                                  : Name + "<at::Tensor>(s, t, p);");
+                  "(cudaStream_t s, at::Tensor t, float *p, T tag)");
+    Callables.push_back(C.pick(2) ? Name + "(s, t, p, 0);"
+                                  : Name + "<long>(s, t, p, 1L);");
   }
 
   void classWithMethod() {
