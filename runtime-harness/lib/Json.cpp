@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace cudagraph {
 namespace harness {
@@ -142,6 +143,18 @@ std::string JsonValue::getString(std::string_view Key,
   return V->String;
 }
 
+int64_t JsonValue::asInt() const {
+  // 2^63 is exact in a double; every double below it converts.
+  const double Limit = 9223372036854775808.0;
+  if (Number != Number)
+    return 0;
+  if (Number >= Limit)
+    return std::numeric_limits<int64_t>::max();
+  if (Number < -Limit)
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(Number);
+}
+
 int64_t JsonValue::getInt(std::string_view Key, int64_t Default) const {
   const JsonValue *V = get(Key);
   if (!V || V->K != Kind::Number)
@@ -153,8 +166,10 @@ uint64_t JsonValue::getHandle(std::string_view Key) const {
   const JsonValue *V = get(Key);
   if (!V)
     return 0;
-  if (V->K == Kind::Number)
-    return static_cast<uint64_t>(V->Number);
+  if (V->K == Kind::Number) // A handle is never negative or fractional.
+    return V->Number >= 0 && V->Number < 18446744073709551616.0
+               ? static_cast<uint64_t>(V->Number)
+               : 0;
   if (V->K == Kind::String)
     return std::strtoull(V->String.c_str(), nullptr, 0);
   return 0;

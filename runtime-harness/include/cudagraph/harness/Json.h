@@ -62,7 +62,9 @@ public:
   bool isNull() const { return K == Kind::Null; }
   bool asBool() const { return Bool; }
   double asNumber() const { return Number; }
-  int64_t asInt() const { return static_cast<int64_t>(Number); }
+  /// The number as an integer, saturated at the int64 range (NaN is 0):
+  /// converting a double outside it would be undefined.
+  int64_t asInt() const;
   const std::string &asString() const { return String; }
   const std::vector<JsonValue> &asArray() const { return Array; }
 
