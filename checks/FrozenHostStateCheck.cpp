@@ -20,8 +20,10 @@ FrozenHostStateCheck::FrozenHostStateCheck(StringRef Name,
            Options.getLocalOrGlobal("CaptureEndFunctions", ""),
            Options.getLocalOrGlobal("CaptureStatusFunctions", "")),
       Reassigned(findHazard("reassigned-static-input")),
-      Scalar(findHazard("frozen-host-scalar")) {
-  assert(Reassigned && Scalar && "the catalog lacks the frozen-state hazards");
+      Scalar(findHazard("frozen-host-scalar")),
+      Freed(findHazard("freed-before-replay")) {
+  assert(Reassigned && Scalar && Freed &&
+         "the catalog lacks the frozen-state hazards");
 }
 
 //===----------------------------------------------------------------------===//
@@ -309,6 +311,116 @@ static void forEachCapturedValue(
       forEachCapturedValue(CE, Fn);
 }
 
+/// The argument a call or construction passes for parameter \p P of its
+/// callee; null for a default argument or an index out of range.
+static const Expr *argumentFor(const Stmt *Site, const ParmVarDecl *P) {
+  unsigned I = P->getFunctionScopeIndex();
+  const Expr *Arg = nullptr;
+  if (const auto *Call = dyn_cast_or_null<CallExpr>(Site)) {
+    if (const auto *MD = dyn_cast<CXXMethodDecl>(P->getDeclContext());
+        MD && !MD->isStatic() && isa<CXXOperatorCallExpr>(Call))
+      ++I; // the object is the operator call's first argument
+    Arg = I < Call->getNumArgs() ? Call->getArg(I) : nullptr;
+  } else if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(Site)) {
+    Arg = I < Construct->getNumArgs() ? Construct->getArg(I) : nullptr;
+  }
+  if (!Arg || isa<CXXDefaultArgExpr>(Arg->IgnoreImplicit()))
+    return nullptr;
+  return Arg;
+}
+
+/// Calls \p Fn for the variable or field each kernel-parameter array
+/// element of a launch call points at: `void *args[] = {&d_x, &n};
+/// cuLaunchKernel(..., args, ...)` hands the launch the values of d_x and n,
+/// which the graph keeps.
+static void forEachLaunchParameter(
+    CaptureAnalysis &Analysis, const CallExpr *Call,
+    llvm::function_ref<void(const Decl *, ValueKind, const Expr *)> Fn) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  static const NamePatterns Launches("cudaLaunch*|cuLaunch*");
+  if (!FD || !Launches.matches(Analysis.nameOf(FD)))
+    return;
+  for (const Expr *Arg : Call->arguments()) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(Arg->IgnoreParenCasts());
+    const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+    if (!VD || !VD->getType()->isConstantArrayType() ||
+        !VD->getType()->getArrayElementTypeNoTypeQual()->isPointerType())
+      continue;
+    const auto *Init = dyn_cast_or_null<InitListExpr>(
+        VD->getInit() ? VD->getInit()->IgnoreImplicit() : nullptr);
+    if (!Init)
+      continue;
+    for (const Expr *Element : Init->inits()) {
+      const auto *UO = dyn_cast<UnaryOperator>(Element->IgnoreParenCasts());
+      if (!UO || UO->getOpcode() != UO_AddrOf)
+        continue;
+      const Expr *Pointee = UO->getSubExpr()->IgnoreParens();
+      auto K = kindOf(Pointee->getType());
+      if (const Decl *D = storageOf(Pointee); D && K)
+        Fn(D, *K, Pointee);
+    }
+  }
+}
+
+/// The local variable whose storage \p E hands over by address: `&x`,
+/// `&v[0]`, `v.data()`, an array decaying to a pointer. Automatic variables
+/// only (their storage ends with their scope); null otherwise.
+static const VarDecl *addressedLocal(const Expr *E) {
+  if (!E)
+    return nullptr;
+  E = E->IgnoreParenCasts();
+  const Expr *Object = nullptr;
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      UO && UO->getOpcode() == UO_AddrOf) {
+    Object = UO->getSubExpr()->IgnoreParens();
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(Object))
+      Object = AS->getBase()->IgnoreParenImpCasts();
+    else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Object);
+             Op && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
+      Object = Op->getArg(0)->IgnoreParenImpCasts();
+  } else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    if (!MD || !MD->getIdentifier() ||
+        (MD->getName() != "data" && MD->getName() != "c_str") ||
+        !MC->getType()->isPointerType())
+      return nullptr;
+    Object = MC->getImplicitObjectArgument()->IgnoreParenImpCasts();
+    if (!Object->getType()->isRecordType())
+      return nullptr;
+  } else if (const auto *Decay = dyn_cast<ImplicitCastExpr>(E->IgnoreParens());
+             Decay && Decay->getCastKind() == CK_ArrayToPointerDecay) {
+    Object = Decay->getSubExpr()->IgnoreParens();
+  } else if (const auto *Plain = dyn_cast<DeclRefExpr>(E);
+             Plain && Plain->getType()->isArrayType()) {
+    Object = Plain;
+  }
+  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(Object);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || !VD->hasLocalStorage() || VD->getType()->isReferenceType() ||
+      VD->getType()->isPointerType())
+    return nullptr;
+  return VD;
+}
+
+/// The variable or field a release frees: `free(p)`, `delete[] p`,
+/// `cudaFree(p)`, `cudaFreeHost(p)`, `cuMemFree(p)`; null otherwise.
+static const Decl *releasedBy(CaptureAnalysis &Analysis, const Stmt *S) {
+  if (const auto *Delete = dyn_cast<CXXDeleteExpr>(S))
+    return storageOf(Delete->getArgument());
+  const auto *Call = dyn_cast<CallExpr>(S);
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD || Call->getNumArgs() < 1)
+    return nullptr;
+  static const NamePatterns Releases(
+      "free|std::free|cudaFree|cudaFreeHost|cudaFreeAsync|cuMemFree|"
+      "cuMemFree_v2|cuMemFreeHost|cuMemFreeAsync");
+  if (!Releases.matches(Analysis.nameOf(FD)))
+    return nullptr;
+  const Expr *Arg = Call->getArg(0)->IgnoreParenCasts();
+  return isa<DeclRefExpr>(Arg) || isa<MemberExpr>(Arg) ? storageOf(Arg)
+                                                       : nullptr;
+}
+
 /// Calls \p Fn for every statement of \p S that is not inside a lambda.
 static void forEachStmt(const Stmt *S,
                         llvm::function_ref<void(const Stmt *)> Fn) {
@@ -321,6 +433,7 @@ static void forEachStmt(const Stmt *S,
 
 void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
   Reads.clear();
+  AddressReads.clear();
   RootsByBegin.clear();
   RootOwners.clear();
   // What each capture writes itself: its intermediates, not inputs.
@@ -361,7 +474,7 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
         Site.Ctx.StreamGuarded || !Analysis.isUserLocation(Site.Site.Loc) ||
         !isCapturedWork(Analysis, Call))
       continue;
-    auto Visit = [&](const Decl *D, ValueKind K, const Expr *Use) {
+    auto Record = [&](const Decl *D, ValueKind K, const Expr *Use) {
       if (Written.count({Site.Ctx.Root, D}))
         return;
       if (const auto *VD = dyn_cast<VarDecl>(D);
@@ -374,6 +487,55 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
           return; // the first read per capture is enough
       List.push_back({D, K, &Site, Use, objectOf(Use)});
     };
+    // A parameter of a reached function holds what its caller passed: the
+    // graph keeps the value of the caller's variable (`fused(x, eps_)`
+    // whose body launches with `eps`), up the chain while the argument is
+    // itself a parameter.
+    auto Visit = [&](const Decl *D, ValueKind K, const Expr *Use) {
+      Record(D, K, Use);
+      const Reach *Step = Site.Ctx.Chain;
+      for (unsigned Depth = 0; Step && Depth < 8; ++Depth) {
+        const auto *P = dyn_cast<ParmVarDecl>(D);
+        const auto *Owner =
+            P ? dyn_cast<FunctionDecl>(P->getDeclContext()) : nullptr;
+        if (!Owner || !Step->Function ||
+            Owner->getCanonicalDecl() != Step->Function->getCanonicalDecl() ||
+            Step->Site.Indirect ||
+            (Step->Site.K != CallSite::Kind::Call &&
+             Step->Site.K != CallSite::Kind::Construct))
+          return;
+        const Expr *Arg = argumentFor(Step->Site.S, P);
+        const Decl *Passed = Arg ? storageOfValue(Arg) : nullptr;
+        auto PassedKind =
+            Arg ? kindOf(Arg->IgnoreImplicit()->getType()) : std::nullopt;
+        if (!Passed || !PassedKind || *PassedKind != K ||
+            !Analysis.isUserLocation(Arg->getBeginLoc()))
+          return;
+        D = Passed;
+        Use = stripCopies(Arg);
+        Record(D, K, Use);
+        Step = Step->Parent;
+      }
+    };
+    forEachLaunchParameter(Analysis, Call, Visit);
+    // A launch copies its kernel-parameter array at the call; other work
+    // keeps the addresses it is given.
+    static const NamePatterns ParameterArrays(
+        "cudaLaunchKernel*|cudaLaunchCooperativeKernel*|cuLaunchKernel*|"
+        "cuLaunchCooperativeKernel*");
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee || !ParameterArrays.matches(Analysis.nameOf(Callee)))
+      for (const Expr *Arg : Call->arguments())
+        if (const VarDecl *Local = addressedLocal(Arg);
+            Local && !Local->isStaticLocal()) {
+          std::vector<CapturedRead> &List =
+              AddressReads[Local->getCanonicalDecl()];
+          if (llvm::none_of(List, [&](const CapturedRead &R) {
+                return R.Site->Ctx.Root == Site.Ctx.Root;
+              }))
+            List.push_back({Local->getCanonicalDecl(), ValueKind::Pointer,
+                            &Site, Arg, nullptr});
+        }
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
       forEachCapturedValue(MC->getImplicitObjectArgument(), Visit);
     if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(Call))
@@ -429,6 +591,7 @@ FrozenHostStateCheck::replayOf(CaptureAnalysis &Analysis,
 void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
   RootGraphs.clear();
   ExecGraphs.clear();
+  ReplaySites.clear();
   static const NamePatterns Instantiate(
       "cudaGraphInstantiate*|cuGraphInstantiate*");
   static const NamePatterns End("cudaStreamEndCapture|cuStreamEndCapture");
@@ -438,7 +601,13 @@ void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
         forEachStmt(FD->getBody(), [&](const Stmt *S) {
           const auto *Call = dyn_cast<CallExpr>(S);
           const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
-          if (!Callee || Call->getNumArgs() < 2 ||
+          if (!Callee)
+            return;
+          if (auto G = replayOf(Analysis, Call)) {
+            ReplaySites.push_back({Call, *G, FD});
+            return;
+          }
+          if (Call->getNumArgs() < 2 ||
               !Instantiate.matches(Analysis.nameOf(Callee)))
             return;
           if (const Decl *Exec = graphKeyOf(Call->getArg(0)))
@@ -446,57 +615,60 @@ void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
         });
       },
       FunctionWalk::Instantiated);
-  for (const auto &[Storage, List] : Reads)
-    for (const CapturedRead &R : List) {
-      const RegionRoot *Root = R.Site->Ctx.Root;
-      if (RootGraphs.count(Root))
-        continue;
-      GraphRef G;
-      const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
-      const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
-      StringRef Name = Callee ? Analysis.nameOf(Callee) : "";
-      if (Root->K == RegionRoot::Kind::BeginApi &&
-          Name == "at::cuda::CUDAGraph::capture_begin") {
-        const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
-        const Expr *Object = MC ? MC->getImplicitObjectArgument() : nullptr;
-        G = {GraphRef::Flavour::Torch, graphKeyOf(Object), Object};
-      } else if (Root->K == RegionRoot::Kind::BeginApi &&
-                 Name.contains("BeginCaptureToGraph") &&
-                 Call->getNumArgs() >= 2) {
-        G = {GraphRef::Flavour::Raw, graphKeyOf(Call->getArg(1)),
-             Call->getArg(1)};
-      } else if (Root->K == RegionRoot::Kind::BeginApi &&
-                 Name.contains("BeginCapture") && Call->getNumArgs() >= 1 &&
-                 Root->Owner && Root->Owner->getBody()) {
-        // The graph comes out of the first end call on the same stream
-        // after the begin.
-        const SourceManager &SM = Analysis.context().getSourceManager();
-        const Decl *Stream = graphKeyOf(Call->getArg(0));
-        const CallExpr *First = nullptr;
-        forEachStmt(Root->Owner->getBody(), [&](const Stmt *S) {
-          const auto *EndCall = dyn_cast<CallExpr>(S);
-          const FunctionDecl *EndFD =
-              EndCall ? EndCall->getDirectCallee() : nullptr;
-          if (!EndFD || EndCall->getNumArgs() < 2 ||
-              !End.matches(Analysis.nameOf(EndFD)) ||
-              !SM.isBeforeInTranslationUnit(Call->getBeginLoc(),
-                                            EndCall->getBeginLoc()))
-            return;
-          const Decl *EndStream = graphKeyOf(EndCall->getArg(0));
-          if (Stream && EndStream && EndStream != Stream)
-            return;
-          if (!First || SM.isBeforeInTranslationUnit(EndCall->getBeginLoc(),
-                                                     First->getBeginLoc()))
-            First = EndCall;
-        });
-        G.F = GraphRef::Flavour::Raw;
-        if (First) {
-          G.Key = graphKeyOf(First->getArg(1));
-          G.Via = First->getArg(1);
-        }
+  std::vector<const RegionRoot *> Roots;
+  for (const auto *Map : {&Reads, &AddressReads})
+    for (const auto &[Storage, List] : *Map)
+      for (const CapturedRead &R : List)
+        Roots.push_back(R.Site->Ctx.Root);
+  for (const RegionRoot *Root : Roots) {
+    if (RootGraphs.count(Root))
+      continue;
+    GraphRef G;
+    const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
+    const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+    StringRef Name = Callee ? Analysis.nameOf(Callee) : "";
+    if (Root->K == RegionRoot::Kind::BeginApi &&
+        Name == "at::cuda::CUDAGraph::capture_begin") {
+      const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+      const Expr *Object = MC ? MC->getImplicitObjectArgument() : nullptr;
+      G = {GraphRef::Flavour::Torch, graphKeyOf(Object), Object};
+    } else if (Root->K == RegionRoot::Kind::BeginApi &&
+               Name.contains("BeginCaptureToGraph") &&
+               Call->getNumArgs() >= 2) {
+      G = {GraphRef::Flavour::Raw, graphKeyOf(Call->getArg(1)),
+           Call->getArg(1)};
+    } else if (Root->K == RegionRoot::Kind::BeginApi &&
+               Name.contains("BeginCapture") && Call->getNumArgs() >= 1 &&
+               Root->Owner && Root->Owner->getBody()) {
+      // The graph comes out of the first end call on the same stream
+      // after the begin.
+      const SourceManager &SM = Analysis.context().getSourceManager();
+      const Decl *Stream = graphKeyOf(Call->getArg(0));
+      const CallExpr *First = nullptr;
+      forEachStmt(Root->Owner->getBody(), [&](const Stmt *S) {
+        const auto *EndCall = dyn_cast<CallExpr>(S);
+        const FunctionDecl *EndFD =
+            EndCall ? EndCall->getDirectCallee() : nullptr;
+        if (!EndFD || EndCall->getNumArgs() < 2 ||
+            !End.matches(Analysis.nameOf(EndFD)) ||
+            !SM.isBeforeInTranslationUnit(Call->getBeginLoc(),
+                                          EndCall->getBeginLoc()))
+          return;
+        const Decl *EndStream = graphKeyOf(EndCall->getArg(0));
+        if (Stream && EndStream && EndStream != Stream)
+          return;
+        if (!First || SM.isBeforeInTranslationUnit(EndCall->getBeginLoc(),
+                                                   First->getBeginLoc()))
+          First = EndCall;
+      });
+      G.F = GraphRef::Flavour::Raw;
+      if (First) {
+        G.Key = graphKeyOf(First->getArg(1));
+        G.Via = First->getArg(1);
       }
-      RootGraphs[Root] = G;
     }
+    RootGraphs[Root] = G;
+  }
 }
 
 bool FrozenHostStateCheck::mayReplay(const RegionRoot *Root,
@@ -519,6 +691,29 @@ bool FrozenHostStateCheck::mayReplay(const RegionRoot *Root,
     if (!Graph || Graph == Captured.Key)
       return true;
   return false;
+}
+
+bool FrozenHostStateCheck::replaysCaptured(const RegionRoot *Root,
+                                           const GraphRef &Replay) const {
+  auto It = RootGraphs.find(Root);
+  if (It == RootGraphs.end() || !It->second.Key || !Replay.Key ||
+      It->second.F != Replay.F)
+    return false;
+  if (Replay.F == GraphRef::Flavour::Torch)
+    return It->second.Key == Replay.Key;
+  auto Exec = ExecGraphs.find(Replay.Key);
+  return Exec != ExecGraphs.end() &&
+         llvm::is_contained(Exec->second, It->second.Key);
+}
+
+const FrozenHostStateCheck::ReplaySite *
+FrozenHostStateCheck::replayElsewhere(const RegionRoot *Root,
+                                      const FunctionDecl *Except) const {
+  for (const ReplaySite &R : ReplaySites)
+    if (R.Function->getCanonicalDecl() != Except->getCanonicalDecl() &&
+        replaysCaptured(Root, R.Graph))
+      return &R;
+  return nullptr;
 }
 
 const FrozenHostStateCheck::Summary &
@@ -597,9 +792,25 @@ struct Pending {
 
 void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
                                          const FunctionDecl *FD) {
-  // Only functions that change captured state and may replay.
-  bool Changes = false, Replays = false;
+  // Only functions that change captured state and may replay, or that
+  // release what a graph reads by address.
+  bool Changes = false, Replays = false, Releases = false;
+  auto IsLocalHere = [&](const Decl *D) {
+    const auto *VD = dyn_cast<VarDecl>(D);
+    return VD && VD->hasLocalStorage() && VD->getParentFunctionOrMethod() == FD;
+  };
+  auto ReadsPointer = [&](const Decl *D) {
+    auto It = Reads.find(D);
+    return It != Reads.end() &&
+           llvm::any_of(It->second, [](const CapturedRead &R) {
+             return R.Kind == ValueKind::Pointer;
+           });
+  };
+  for (const auto &[Storage, List] : AddressReads)
+    Releases |= IsLocalHere(Storage);
   forEachStmt(FD->getBody(), [&](const Stmt *S) {
+    if (const Decl *D = releasedBy(Analysis, S); D && ReadsPointer(D))
+      Releases = true;
     if (auto C = changeOf(S); C && Reads.count(C->Storage))
       Changes = true;
     else if (const auto *DS = dyn_cast<DeclStmt>(S))
@@ -613,20 +824,29 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         Replays |= !summaryOf(Analysis, Callee).Replays.empty();
     }
   });
-  if (!Changes || !Replays)
+  if (!(Changes && Replays) && !Releases)
     return;
 
   CFG::BuildOptions Options;
   Options.setAllAlwaysAdd();
+  Options.AddLifetime = Releases;
   std::unique_ptr<CFG> Cfg =
       CFG::buildCFG(FD, FD->getBody(), &Analysis.context(), Options);
   if (!Cfg)
     return;
 
   std::vector<Finding> Found;
-  std::set<const Stmt *> Reported;
+  std::set<std::pair<const Stmt *, const Decl *>> Reported;
+  // Releases among the pending changes: a free of a pointer the graph
+  // reads, the end of a local's scope whose address it was given.
+  std::set<std::pair<const Stmt *, const Decl *>> Released;
   auto ReplayHere = [&](Pending &P, const GraphRef &G, const Stmt *At) {
     for (const auto &[Change, Root, Storage] : P.Changes) {
+      if (Released.count({Change, Storage})) {
+        if (mayReplay(Root, G) && Reported.insert({Change, Storage}).second)
+          Found.push_back({Change, Root, At, Storage});
+        continue;
+      }
       // A graph chosen by the changed value (`graphs[bs]`) is the one
       // captured with it.
       auto Captured = RootGraphs.find(Root);
@@ -634,8 +854,27 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
           (Captured != RootGraphs.end() &&
            mentions(Captured->second.Via, Storage)))
         continue;
-      if (mayReplay(Root, G) && Reported.insert(Change).second)
+      if (mayReplay(Root, G) && Reported.insert({Change, nullptr}).second)
         Found.push_back({Change, Root, At});
+    }
+  };
+  // The graph keeps reading a released buffer; a capture of this function
+  // counts once it happened on the path (the owner's locals), one begun
+  // by a caller always (a helper called under capture).
+  auto ReleaseHere = [&](Pending &P, const Stmt *S, const Decl *Storage,
+                         const std::vector<CapturedRead> &List,
+                         bool PointersOnly) {
+    bool Local = IsLocalHere(Storage);
+    for (const CapturedRead &R : List) {
+      const RegionRoot *Root = R.Site->Ctx.Root;
+      if (PointersOnly && R.Kind != ValueKind::Pointer)
+        continue;
+      if (Local && Root->Owner == FD && !P.Captured.count(Root))
+        continue;
+      if (Local && Root->Owner != FD && R.Site->Function != FD)
+        continue;
+      P.Changes.insert({S, Root, Storage});
+      Released.insert({S, Storage});
     }
   };
   // An element written (`h[i] = v`) changes what captured work read by
@@ -664,10 +903,24 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
   auto Transfer = [&](const CFGBlock &B, const Pending &In) {
     Pending P = In;
     for (const CFGElement &E : B) {
+      if (auto End = E.getAs<CFGLifetimeEnds>()) {
+        const VarDecl *VD = End->getVarDecl();
+        auto It =
+            VD ? AddressReads.find(VD->getCanonicalDecl()) : AddressReads.end();
+        if (It != AddressReads.end() && End->getTriggerStmt())
+          ReleaseHere(P, End->getTriggerStmt(), It->first, It->second,
+                      /*PointersOnly=*/false);
+        continue;
+      }
       auto CS = E.getAs<CFGStmt>();
       if (!CS)
         continue;
       const Stmt *S = CS->getStmt();
+      if (const Decl *D = releasedBy(Analysis, S);
+          D && ReadsPointer(D) && !Analysis.contextOf(FD, S)) {
+        ReleaseHere(P, S, D, Reads[D], /*PointersOnly=*/true);
+        continue;
+      }
       if (auto It = RootsByBegin.find(S); It != RootsByBegin.end()) {
         P.Changes.clear();
         P.Captured.insert(It->second);
@@ -711,13 +964,25 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
                                               : std::next(It);
     return P;
   };
-  solveForward<Pending>(
+  std::vector<std::optional<Pending>> In = solveForward<Pending>(
       *Cfg, Pending(), Transfer,
       [](const CFGBlock &, const CFGBlock &, unsigned, const Pending &P) {
         return std::optional<Pending>(P);
       });
-  for (const Finding &F : Found)
-    report(Analysis, FD, F);
+  // A local released when this function returns, read by a graph that
+  // outlives the call: a replay elsewhere reads freed memory.
+  if (const std::optional<Pending> &AtExit = In[Cfg->getExit().getBlockID()])
+    for (const auto &[Change, Root, Storage] : AtExit->Changes)
+      if (Released.count({Change, Storage}) && IsLocalHere(Storage))
+        if (const ReplaySite *Later = replayElsewhere(Root, FD);
+            Later && Reported.insert({Change, Storage}).second)
+          Found.push_back({Change, Root, Later->Call, Storage});
+  for (const Finding &F : Found) {
+    if (F.Released)
+      reportRelease(Analysis, FD, F);
+    else
+      report(Analysis, FD, F);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -842,10 +1107,51 @@ void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
        "the graph is replayed here", DiagnosticIDs::Note);
 }
 
+void FrozenHostStateCheck::reportRelease(CaptureAnalysis &Analysis,
+                                         const FunctionDecl *FD,
+                                         const Finding &F) {
+  const CapturedRead *Read = nullptr;
+  bool ScopeEnd = AddressReads.count(F.Released) > 0;
+  for (const CapturedRead &R :
+       ScopeEnd ? AddressReads[F.Released] : Reads[F.Released])
+    if (R.Site->Ctx.Root == F.Root) {
+      Read = &R;
+      break;
+    }
+  if (!Read)
+    return;
+  Hazard H = *Freed;
+  std::string Name = nameOfStorage(F.Released).str();
+  SourceLocation Loc = F.Change->getBeginLoc();
+  std::string Effect;
+  if (ScopeEnd) {
+    // A scope's closing brace, or the return that leaves it.
+    if (isa<CompoundStmt>(F.Change))
+      Loc = F.Change->getEndLoc();
+    Effect = "goes out of scope";
+    if (isa<ReturnStmt>(F.Change) || F.Change == FD->getBody())
+      Effect += " when '" + FD->getNameAsString() + "' returns,";
+    Effect += " while a graph that reads it by address can still be replayed";
+    H.Effect = Effect;
+  }
+  Loc = Analysis.visibleLoc(Loc);
+  if (!reportHazard(Analysis, H, Loc, SourceRange(Loc), "'" + Name + "'", FD,
+                    Read->Site->Ctx.Chain, Read->Site->Ctx.Root))
+    return;
+  diag(Analysis.visibleLoc(Read->Use->getBeginLoc()),
+       ScopeEnd ? "the graph is given the address of '%0' here during capture"
+                : "the graph reads '%0' here during capture",
+       DiagnosticIDs::Note)
+      << Name;
+  addChainNotes(Analysis, Read->Site->Ctx.Chain, Read->Site->Ctx.Root);
+  diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
+       "the graph is replayed here", DiagnosticIDs::Note);
+}
+
 void FrozenHostStateCheck::checkCapture(CaptureAnalysis &Analysis) {
   Summaries.clear();
   collectReads(Analysis);
-  if (Reads.empty())
+  if (Reads.empty() && AddressReads.empty())
     return;
   collectGraphs(Analysis);
   std::vector<const FunctionDecl *> Functions;

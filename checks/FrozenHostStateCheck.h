@@ -69,6 +69,15 @@ public:
     const Stmt *Change;
     const RegionRoot *Root;
     const Stmt *Replay;
+    /// The variable a release frees or ends (null for changes).
+    const Decl *Released = nullptr;
+  };
+
+  /// A replay call in user code.
+  struct ReplaySite {
+    const CallExpr *Call = nullptr;
+    GraphRef Graph;
+    const FunctionDecl *Function = nullptr;
   };
 
 private:
@@ -80,6 +89,13 @@ private:
 
   /// Whether a replay of \p Replay may launch what \p Root captured.
   bool mayReplay(const RegionRoot *Root, const GraphRef &Replay) const;
+  /// Whether \p Replay names the graph \p Root captured (both known).
+  bool replaysCaptured(const RegionRoot *Root, const GraphRef &Replay) const;
+  /// A replay, outside \p Except, of what \p Root captured (null: none).
+  const ReplaySite *replayElsewhere(const RegionRoot *Root,
+                                    const FunctionDecl *Except) const;
+  void reportRelease(CaptureAnalysis &Analysis, const FunctionDecl *FD,
+                     const Finding &F);
   const Summary &summaryOf(CaptureAnalysis &Analysis, const FunctionDecl *FD,
                            unsigned Depth = 0);
 
@@ -92,6 +108,9 @@ public:
 
   /// Reads by storage (canonical declaration), in site order.
   std::map<const Decl *, std::vector<CapturedRead>> Reads;
+  /// Local variables whose address captured work was given (`v.data()`,
+  /// `&x`, an array): the graph reads or writes them at every replay.
+  std::map<const Decl *, std::vector<CapturedRead>> AddressReads;
   llvm::DenseMap<const Stmt *, const RegionRoot *> RootsByBegin;
   llvm::DenseSet<const FunctionDecl *> RootOwners;
 
@@ -99,6 +118,8 @@ private:
   CaptureApis Apis;
   const Hazard *Reassigned = nullptr;
   const Hazard *Scalar = nullptr;
+  const Hazard *Freed = nullptr;
+  std::vector<ReplaySite> ReplaySites;
   std::map<const RegionRoot *, GraphRef> RootGraphs;
   /// Raw executables and the graphs instantiated into them (null: a graph
   /// the check cannot name).

@@ -58,6 +58,11 @@ def names_cell(h):
     if h["kind"] == "FrozenState" and h["id"] == "reassigned-static-input":
         return ("a tensor or pointer variable that captured work reads, reassigned after "
                 "capture where a replay of the graph follows")
+    if h["kind"] == "FrozenState" and h["id"] == "freed-before-replay":
+        return ("a host buffer whose address captured work was given (`v.data()`, `&x`, an "
+                "array) going out of scope, or a pointer captured work reads passed to `free`, "
+                "`delete`, `cudaFree`, `cudaFreeHost`, after capture where a replay of the "
+                "graph follows")
     if h["kind"] == "FrozenState":
         return ("a host scalar passed by value to captured work, modified after capture "
                 "where a replay of the graph follows")

@@ -530,3 +530,190 @@ void hostElements(float *h_data, const float *h_scale, float *d_data,
   // CHECK-MESSAGES: :[[@LINE+1]]:3: note: the graph is replayed here
   cudaGraphLaunch(exec, s);
 }
+
+//===--- values reaching captured work through parameters and arrays -----===//
+
+void launchScaled(const float *in, float *out, int n, float factor,
+                  cudaStream_t s) {
+  scaleKernel<<<(n + 255) / 256, 256, 0, s>>>(in, out, n, factor);
+}
+
+// A member passed to a helper whose kernel takes it by value: the graph
+// keeps the member's value at capture.
+struct HelperRunner {
+  float factor_ = 1;
+  float *in_ = nullptr, *out_ = nullptr;
+  int n_ = 0;
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  void capture(cudaStream_t s) {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    launchScaled(in_, out_, n_, factor_, s);
+    cudaStreamEndCapture(s, &graph_);
+    cudaGraphInstantiate(&exec_, graph_, 0);
+  }
+  void step(float f, cudaStream_t s) {
+    factor_ = f;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'factor_' changes after the graph captured its value:
+    // CHECK-MESSAGES: :[[@LINE-7]]:33: note: the graph keeps the value 'factor_' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-8]]:5: note: 'launchScaled' is called here during capture
+    // CHECK-MESSAGES: :[[@LINE-10]]:5: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: note: the graph is replayed here
+    cudaGraphLaunch(exec_, s);
+  }
+  // n_ reaches the kernel too, but this step writes what the graph does
+  // not read by value.
+  void refill(float *h, cudaStream_t s) {
+    h[0] = 1.0f;
+    cudaGraphLaunch(exec_, s);
+  }
+};
+
+// A kernel-parameter array hands the launch the values its elements point
+// at: the graph keeps d_in and alpha as they were at capture.
+void launchArray(const void *fn, float *d_in, float *d_next, float *d_out,
+                 cudaStream_t s) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  float alpha = 0.5f;
+  int n = 256;
+  void *args[] = {&d_in, &d_out, &n, &alpha};
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaLaunchKernel(fn, dim3(1), dim3(256), args, 0, s);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphLaunch(exec, s);
+  d_in = d_next;
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'd_in' is reassigned after the graph captured it:
+  // CHECK-MESSAGES: :[[@LINE-8]]:20: note: the graph reads 'd_in' here during capture
+  // CHECK-MESSAGES: :[[@LINE-8]]:3: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: note: the graph is replayed here
+  cudaGraphLaunch(exec, s);
+}
+
+// An array of pointers the launch does not take, or a copy by address: not
+// values the graph keeps.
+void arrayNotLaunched(float *d_in, float *d_next, float *d_out, cudaStream_t s) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  float *bufs[] = {d_in, d_out};
+  float scale = 1.0f;
+  void *addrs[] = {&scale};
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(d_out, addrs[0], sizeof(float), cudaMemcpyHostToDevice, s);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  scale = 2.0f;
+  bufs[0] = d_next;
+  cudaGraphLaunch(exec, s);
+}
+
+//===--- buffers freed while a graph still reads them by address ---------===//
+
+extern "C" void *malloc(unsigned long);
+extern "C" void free(void *);
+
+// A helper with a local staging vector, called under capture: the graph
+// copies from the vector's storage at every replay.
+void uploadOnes(float *d, int n, cudaStream_t s) {
+  std::vector<float> h(n, 1.0f);
+  cudaMemcpyAsync(d, h.data(), n * sizeof(float), cudaMemcpyHostToDevice, s);
+}
+// CHECK-MESSAGES: :[[@LINE-1]]:1: warning: 'h' goes out of scope when 'uploadOnes' returns, while a graph that reads it by address can still be replayed: each replay copies from (or into) the address recorded at capture, now freed: stale or unrelated values, heap corruption, or an illegal-address fault; keep the buffer alive as long as the graph may be replayed (a member or static buffer owned together with the graph) and refill it in place before each replay (hazard: freed-before-replay) [cudagraph-frozen-host-state]
+// CHECK-MESSAGES: :[[@LINE-3]]:22: note: the graph is given the address of 'h' here during capture
+// CHECK-MESSAGES: :[[@LINE+10]]:5: note: 'uploadOnes' is called here during capture
+// CHECK-MESSAGES: :[[@LINE+8]]:5: note: CUDA graph capture begins here (global mode)
+// CHECK-MESSAGES: :[[@LINE+24]]:30: note: the graph is replayed here
+
+struct StagedGraph {
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  float *d_ = nullptr;
+  void build(cudaStream_t s) {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    uploadOnes(d_, 16, s);
+    cudaStreamEndCapture(s, &graph_);
+    cudaGraphInstantiate(&exec_, graph_, 0);
+  }
+  // The owner's own array, the graph kept in members and replayed later.
+  void buildTable(cudaStream_t s) {
+    float table[4] = {1, 2, 3, 4};
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cudaMemcpyAsync(d_, table, sizeof(table), cudaMemcpyHostToDevice, s);
+    cudaStreamEndCapture(s, &graph_);
+    cudaGraphInstantiate(&exec_, graph_, 0);
+  }
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'table' goes out of scope when 'buildTable' returns, while a graph
+  // CHECK-MESSAGES: :[[@LINE-5]]:25: note: the graph is given the address of 'table' here during capture
+  // CHECK-MESSAGES: :[[@LINE-7]]:5: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+1]]:30: note: the graph is replayed here
+  void run(cudaStream_t s) { cudaGraphLaunch(exec_, s); }
+};
+
+// Freed between two replays in one function.
+void freedThenReplayed(float *d, cudaStream_t s) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  float *h = (float *)malloc(64);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(d, h, 64, cudaMemcpyHostToDevice, s);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphLaunch(exec, s);
+  free(h);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'h' is freed while a graph that reads it by address can still be replayed
+  // CHECK-MESSAGES: :[[@LINE-6]]:22: note: the graph reads 'h' here during capture
+  // CHECK-MESSAGES: :[[@LINE-8]]:3: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: note: the graph is replayed here
+  cudaGraphLaunch(exec, s);
+}
+
+// A block scope ends before the graph is replayed.
+void scopedStaging(float *d, cudaStream_t s) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  {
+    std::vector<float> h(16, 2.0f);
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cudaMemcpyAsync(d, h.data(), 64, cudaMemcpyHostToDevice, s);
+    cudaStreamEndCapture(s, &graph);
+  }
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'h' goes out of scope while a graph
+  // CHECK-MESSAGES: :[[@LINE-4]]:24: note: the graph is given the address of 'h' here during capture
+  // CHECK-MESSAGES: :[[@LINE-6]]:5: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE+2]]:3: note: the graph is replayed here
+  cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphLaunch(exec, s);
+}
+
+// Replayed while alive, freed after the last replay; a static staging
+// buffer; a kernel-parameter array (copied at the launch); a graph made and
+// replayed only where the buffer lives.
+void aliveWhileReplayed(float *d, cudaStream_t s, int steps) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  std::vector<float> h(16, 2.0f);
+  static float fixed[4];
+  float *p = (float *)malloc(64);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(d, h.data(), 64, cudaMemcpyHostToDevice, s);
+  cudaMemcpyAsync(d, p, 64, cudaMemcpyHostToDevice, s);
+  cudaMemcpyAsync(d, fixed, sizeof(fixed), cudaMemcpyHostToDevice, s);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  for (int i = 0; i < steps; ++i)
+    cudaGraphLaunch(exec, s);
+  cudaStreamSynchronize(s);
+  free(p);
+  cudaGraphExecDestroy(exec);
+}
+
+void keptArguments(const void *fn, float *d, cudaStream_t s,
+                   cudaGraphExec_t *out, cudaGraph_t *g) {
+  void *args[] = {&d};
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaLaunchKernel(fn, dim3(1), dim3(1), args, 0, s);
+  cudaStreamEndCapture(s, g);
+  cudaGraphInstantiate(out, *g, 0);
+}
+void launchKept(cudaGraphExec_t e, cudaStream_t s) { cudaGraphLaunch(e, s); }
