@@ -125,10 +125,20 @@ public:
     if (OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID()))
       S.File = normalPath(Main->getName());
     S.CompileErrors = A.context().getDiagnostics().hasErrorOccurred();
-    for (auto It = SM.fileinfo_begin(); It != SM.fileinfo_end(); ++It) {
-      FileID FID = SM.translateFile(It->first);
-      if (FID.isValid() && Code.isUserFile(FID))
-        S.Inputs.push_back(currentInput(normalPath(It->first.getName())));
+    // Every file entered, once (a header included twice has two ids).
+    llvm::StringSet<> Seen;
+    for (unsigned I = 0, N = SM.local_sloc_entry_size(); I < N; ++I) {
+      const SrcMgr::SLocEntry &E = SM.getLocalSLocEntry(I);
+      if (!E.isFile())
+        continue;
+      FileID FID = SM.getDecomposedLoc(SourceLocation::getFromRawEncoding(
+                                           E.getOffset()))
+                       .first;
+      OptionalFileEntryRef Entry = SM.getFileEntryRefForID(FID);
+      if (!Entry || !Seen.insert(Entry->getName()).second ||
+          !Code.isUserFile(FID))
+        continue;
+      S.Inputs.push_back(currentInput(normalPath(Entry->getName())));
     }
     llvm::sort(S.Inputs, [](const IndexInput &L, const IndexInput &R) {
       return L.Path < R.Path;

@@ -359,6 +359,39 @@ bool CudaGraphCheck::reachHidden(CaptureAnalysis &Analysis,
   return Hidden;
 }
 
+bool CudaGraphCheck::changedAt(const SourceManager &SM, SourceLocation Loc) {
+  SourceLocation FileLoc = SM.getFileLoc(Loc);
+  OptionalFileEntryRef E = SM.getFileEntryRefForID(SM.getFileID(FileLoc));
+  return E && findingFilters().changed(realPathOf(E->getName()),
+                                       SM.getSpellingLineNumber(FileLoc));
+}
+
+bool CudaGraphCheck::stepChanged(CaptureAnalysis &Analysis,
+                                 const SourceManager &SM, const CallSite &Site,
+                                 const Reach *Parent, const RegionRoot *Root) {
+  if (Site.Loc.isValid() && Analysis.isUserLocation(Site.Loc) &&
+      changedAt(SM, Site.Loc))
+    return true;
+  if (Parent)
+    return reachChanged(Analysis, SM, Parent);
+  return Root && Root->Loc.isValid() && changedAt(SM, Root->Loc);
+}
+
+bool CudaGraphCheck::reachChanged(CaptureAnalysis &Analysis,
+                                  const SourceManager &SM, const Reach *R) {
+  // A path back into itself (recursion) adds no line of its own.
+  if (!ChangedWalk.insert(R).second)
+    return false;
+  bool Changed = stepChanged(Analysis, SM, R->Site, R->Parent, R->Root);
+  for (const Reach::Other &O : R->Others) {
+    if (Changed)
+      break;
+    Changed = stepChanged(Analysis, SM, O.Site, O.Parent, O.Root);
+  }
+  ChangedWalk.erase(R);
+  return Changed;
+}
+
 bool CudaGraphCheck::nolintAt(const SourceManager &SM, SourceLocation Loc) {
   SourceLocation FileLoc = SM.getFileLoc(Loc);
   FileID File = SM.getFileID(FileLoc);
@@ -427,33 +460,19 @@ bool CudaGraphCheck::admit(CaptureAnalysis &Analysis, const Hazard &H,
   std::string FileName = llvm::sys::path::filename(RealFile).str();
   std::string &Print = Prints[Loc.getRawEncoding()];
   if (Print.empty()) {
-    std::string Key = H.Id.str() + "\n" + Function + "\n" + FileName + "\n" +
-                      normalizedCode(LineText);
-    Print = fingerprintOf(getID(), H.Id, Function, FileName, LineText,
-                          Occurrences[Key]++);
+    std::string Key =
+        fingerprintKey(getID(), H.Id, Function, FileName, LineText);
+    Print = fingerprintOf(Key, Occurrences[Key]++);
   }
   if (Filters.HasBaseline && Filters.Baseline.contains(Print))
     return Hide(&FindingLog::InBaseline);
-  if (Filters.HasChangedLines) {
-    // Changed: the finding's line, a user call site of its chain, or the
-    // line its capture begins on.
-    bool Changed = Filters.changed(RealFile, SM.getSpellingLineNumber(FileLoc));
-    std::vector<SourceLocation> Via;
-    for (const Reach *R = Chain; R; R = R->Parent)
-      if (R->Site.Loc.isValid() && Analysis.isUserLocation(R->Site.Loc))
-        Via.push_back(SM.getFileLoc(R->Site.Loc));
-    if (Root && Root->Loc.isValid())
-      Via.push_back(SM.getFileLoc(Root->Loc));
-    for (SourceLocation L : Via) {
-      if (Changed)
-        break;
-      if (OptionalFileEntryRef E = SM.getFileEntryRefForID(SM.getFileID(L)))
-        Changed = Filters.changed(realPathOf(E->getName()),
-                                  SM.getSpellingLineNumber(L));
-    }
-    if (!Changed)
-      return Hide(&FindingLog::OutsideChanges);
-  }
+  // Changed: the finding's line, a user call site on any chain into it, or
+  // the line a capture it runs under begins on.
+  if (Filters.HasChangedLines &&
+      !Filters.changed(RealFile, SM.getSpellingLineNumber(FileLoc)) &&
+      !(Chain ? reachChanged(Analysis, SM, Chain)
+              : Root && Root->Loc.isValid() && changedAt(SM, Root->Loc)))
+    return Hide(&FindingLog::OutsideChanges);
   // Reported through another chain after all.
   if (auto It = Hidden.find(Loc.getRawEncoding()); It != Hidden.end()) {
     --(Log.*(It->second));

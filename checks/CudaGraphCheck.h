@@ -93,6 +93,15 @@ private:
                   const RegionRoot *Root);
   bool rootHidden(const SourceManager &SM, const RegionRoot *Root);
   llvm::DenseSet<const Reach *> HiddenWalk;
+  /// --changed-lines: whether a user call site on some way into \p R, or
+  /// the line its capture begins on, is a changed line.
+  bool reachChanged(CaptureAnalysis &Analysis, const SourceManager &SM,
+                    const Reach *R);
+  bool stepChanged(CaptureAnalysis &Analysis, const SourceManager &SM,
+                   const CallSite &Site, const Reach *Parent,
+                   const RegionRoot *Root);
+  bool changedAt(const SourceManager &SM, SourceLocation Loc);
+  llvm::DenseSet<const Reach *> ChangedWalk;
 
   CaptureOptions CaptureOpts;
   std::string BaselinePath;

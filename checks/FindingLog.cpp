@@ -59,14 +59,17 @@ std::string normalizedCode(llvm::StringRef Line) {
   return Out;
 }
 
-std::string fingerprintOf(llvm::StringRef Check, llvm::StringRef Hazard,
-                          llvm::StringRef Function, llvm::StringRef FileName,
-                          llvm::StringRef LineText, unsigned Occurrence) {
-  std::string Key = (Check + "\n" + Hazard + "\n" + Function + "\n" + FileName +
-                     "\n" + normalizedCode(LineText) + "\n")
-                        .str() +
-                    std::to_string(Occurrence);
-  return llvm::formatv("{0:x-16}", llvm::xxh3_64bits(Key)).str();
+std::string fingerprintKey(llvm::StringRef Check, llvm::StringRef Hazard,
+                           llvm::StringRef Function, llvm::StringRef FileName,
+                           llvm::StringRef LineText) {
+  return (Check + "\n" + Hazard + "\n" + Function + "\n" + FileName + "\n" +
+          normalizedCode(LineText))
+      .str();
+}
+
+std::string fingerprintOf(llvm::StringRef Key, unsigned Occurrence) {
+  std::string Hashed = (Key + "\n").str() + std::to_string(Occurrence);
+  return llvm::formatv("{0:x-16}", llvm::xxh3_64bits(Hashed)).str();
 }
 
 bool FindingFilters::loadBaseline(llvm::StringRef Path, std::string &Error) {

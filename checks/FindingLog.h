@@ -76,10 +76,15 @@ struct FindingFilters {
 };
 FindingFilters &findingFilters();
 
-/// The fingerprint of a finding (16 hex digits).
-std::string fingerprintOf(llvm::StringRef Check, llvm::StringRef Hazard,
-                          llvm::StringRef Function, llvm::StringRef FileName,
-                          llvm::StringRef LineText, unsigned Occurrence);
+/// What a finding's fingerprint hashes, less its occurrence: the check, the
+/// hazard, the function holding it, the file name and the line's code with
+/// spacing normalized. Findings with one key are told apart by occurrence.
+std::string fingerprintKey(llvm::StringRef Check, llvm::StringRef Hazard,
+                           llvm::StringRef Function, llvm::StringRef FileName,
+                           llvm::StringRef LineText);
+/// The fingerprint (16 hex digits) of the \p Occurrence-th finding (from 0)
+/// with \p Key.
+std::string fingerprintOf(llvm::StringRef Key, unsigned Occurrence);
 
 /// \p Line without comments and with runs of whitespace as one space.
 std::string normalizedCode(llvm::StringRef Line);

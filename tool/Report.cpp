@@ -22,6 +22,7 @@ namespace cudagraph {
 
 using clang::tidy::cudagraph::EmittedFinding;
 using clang::tidy::cudagraph::findingLog;
+using clang::tidy::cudagraph::fingerprintKey;
 using clang::tidy::cudagraph::fingerprintOf;
 using clang::tidy::cudagraph::realPathOf;
 
@@ -150,11 +151,9 @@ bool readFindings(llvm::StringRef Path, std::vector<Finding> &Out,
         F.Fingerprint = Logged->Fingerprint;
       } else {
         std::string Name = llvm::sys::path::filename(F.Where.File).str();
-        std::string Key =
-            F.Check + "\n" + Name + "\n" +
-            clang::tidy::cudagraph::normalizedCode(F.Where.LineText);
-        F.Fingerprint = fingerprintOf(F.Check, "", "", Name, F.Where.LineText,
-                                      Occurrences[Key]++);
+        std::string Key = fingerprintKey(F.Check, "", "", Name,
+                                         F.Where.LineText);
+        F.Fingerprint = fingerprintOf(Key, Occurrences[Key]++);
       }
     }
     Out.push_back(std::move(F));
