@@ -10,6 +10,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include <functional>
 
 namespace clang::cudagraph {
 
@@ -754,9 +755,118 @@ static bool scopeEndsBefore(ASTContext &Ctx, const Stmt *S,
   return false;
 }
 
+/// The variable or field \p E stores into, through moves and temporaries.
+static const ValueDecl *storedInto(const Expr *E) {
+  E = E ? E->IgnoreParenImpCasts() : nullptr;
+  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E))
+    return dyn_cast<VarDecl>(DRE->getDecl());
+  if (const auto *ME = dyn_cast_or_null<MemberExpr>(E))
+    return dyn_cast<FieldDecl>(ME->getMemberDecl());
+  return nullptr;
+}
+
+static bool outlivesCalls(const ValueDecl *D) {
+  if (!D)
+    return false;
+  if (isa<FieldDecl>(D))
+    return true;
+  const auto *VD = dyn_cast<VarDecl>(D);
+  return VD && VD->hasGlobalStorage();
+}
+
+/// Whether the thread \p Site starts in \p FD outlives the call of \p FD:
+/// detached (`std::thread(f).detach()`, or a local detached later), kept in
+/// a field or global (`worker_ = std::thread(f)`,
+/// `workers_.emplace_back(f)`, a std::async future stored there), or a
+/// pthread never joined in \p FD.
+static bool threadOutlivesCall(ASTContext &Ctx, const CallSite &Site,
+                               const FunctionDecl *FD,
+                               llvm::ArrayRef<CallSite> Calls) {
+  const FunctionDecl *Starter = directCallee(Site.S);
+  if (!Starter)
+    return false;
+  if (Starter->getIdentifier() && Starter->getName() == "pthread_create")
+    return llvm::none_of(Calls, [](const CallSite &C) {
+      const FunctionDecl *Callee = C.K == CallSite::Kind::Call
+                                       ? directCallee(C.S)
+                                       : nullptr;
+      return Callee && Callee->getIdentifier() &&
+             Callee->getName() == "pthread_join";
+    });
+  if (const auto *Emplace = dyn_cast<CXXMemberCallExpr>(Site.S))
+    return outlivesCalls(storedInto(Emplace->getImplicitObjectArgument()));
+  // Up from the construction (or std::async call) to what holds it.
+  const Stmt *Cur = Site.S;
+  for (unsigned Depth = 0; Cur && Depth < 10; ++Depth) {
+    DynTypedNodeList Parents = Ctx.getParents(*Cur);
+    if (Parents.empty())
+      return false;
+    if (const auto *ME = Parents[0].get<MemberExpr>()) {
+      const auto *M = dyn_cast<CXXMethodDecl>(ME->getMemberDecl());
+      return M && M->getIdentifier() && M->getName() == "detach";
+    }
+    if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>())
+      return Op->isAssignmentOp() && Op->getNumArgs() == 2 &&
+             outlivesCalls(storedInto(Op->getArg(0)));
+    if (const auto *Var = Parents[0].get<VarDecl>()) {
+      if (outlivesCalls(Var))
+        return true;
+      // A local detached later in the function.
+      bool Detached = false;
+      std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+        if (!S || Detached)
+          return;
+        if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
+          if (const CXXMethodDecl *M = MC->getMethodDecl();
+              M && M->getIdentifier() && M->getName() == "detach" &&
+              storedInto(MC->getImplicitObjectArgument()) == Var)
+            Detached = true;
+        for (const Stmt *Child : S->children())
+          Walk(Child);
+      };
+      Walk(FD->getBody());
+      return Detached;
+    }
+    if (const auto *Init = Parents[0].get<CXXCtorInitializer>())
+      return Init->isMemberInitializer();
+    const Stmt *Up = Parents[0].get<Stmt>();
+    if (!Up || !(isa<ImplicitCastExpr>(Up) || isa<MaterializeTemporaryExpr>(Up) ||
+                 isa<CXXBindTemporaryExpr>(Up) || isa<ExprWithCleanups>(Up) ||
+                 isa<CXXFunctionalCastExpr>(Up) || isa<ParenExpr>(Up) ||
+                 isa<CXXConstructExpr>(Up) || isa<CallExpr>(Up)))
+      return false;
+    // std::move(std::thread(...)) and copies pass it on; another call takes
+    // it only when it is std::move.
+    if (const auto *Call = dyn_cast<CallExpr>(Up);
+        Call && !isa<CXXOperatorCallExpr>(Call)) {
+      const FunctionDecl *Callee = Call->getDirectCallee();
+      if (!Callee || !Callee->isInStdNamespace() || !Callee->getIdentifier() ||
+          Callee->getName() != "move")
+        return false;
+    }
+    Cur = Up;
+  }
+  return false;
+}
+
 void CaptureAnalysis::addOtherThreadRoots() {
   const SourceManager &SM = Ctx.getSourceManager();
-  llvm::DenseSet<const FunctionDecl *> Seen;
+  // Threads that outlive the function starting them may run while a
+  // global-mode capture begun anywhere in the unit is open.
+  llvm::SmallVector<const RegionRoot *, 4> GlobalBegins;
+  for (const RegionRoot &R : Flows->roots())
+    if (R.Call && (R.Modes & ModeGlobal) && R.K == RegionRoot::Kind::BeginApi)
+      GlobalBegins.push_back(&R);
+  // The capture a note names: one begun by the same class, else the first.
+  auto CaptureFor = [&](const FunctionDecl *FD) {
+    const auto *Class = dyn_cast<CXXMethodDecl>(FD);
+    for (const RegionRoot *R : GlobalBegins)
+      if (const auto *M = dyn_cast_or_null<CXXMethodDecl>(R->Owner);
+          Class && M && M->getParent() == Class->getParent())
+        return R;
+    return GlobalBegins.front();
+  };
+  llvm::DenseSet<const FunctionDecl *> Seen, HasOwnBegins;
   for (const FunctionDecl *FD : UserFunctions) {
     if (!Seen.insert(FD).second || !Flows->hasEvents(FD))
       continue;
@@ -768,6 +878,7 @@ void CaptureAnalysis::addOtherThreadRoots() {
     if (Begins.empty())
       continue;
     llvm::ArrayRef<CallSite> Calls = Flows->callsIn(FD);
+    HasOwnBegins.insert(FD);
     for (const CallSite &Site : Calls) {
       if (Site.K != CallSite::Kind::Callable || !Site.S || !startsThread(Site))
         continue;
@@ -810,6 +921,37 @@ void CaptureAnalysis::addOtherThreadRoots() {
       }
     }
   }
+  if (!GlobalBegins.empty())
+    for (const FunctionDecl *FD : UserFunctions) {
+      if (HasOwnBegins.count(FD) || !FD->getBody())
+        continue;
+      // Run under a capture: its thread starts are that capture's (addSite).
+      auto Under = Reached.lower_bound({FD, 0, std::string()});
+      if (Under != Reached.end() && std::get<0>(Under->first) == FD)
+        continue;
+      llvm::ArrayRef<CallSite> Calls = Flows->callsIn(FD);
+      for (const CallSite &Site : Calls) {
+        if (Site.K != CallSite::Kind::Callable || !Site.S ||
+            !startsThread(Site))
+          continue;
+        const FunctionDecl *Def = definitionOf(Site.Callee);
+        if (!Def || !Code.isUserLocation(Def->getLocation()) ||
+            !threadOutlivesCall(Ctx, Site, FD, Calls))
+          continue;
+        RegionRoot &Root = ListedRoots.emplace_back();
+        Root.K = RegionRoot::Kind::OtherThread;
+        Root.Loc = Site.Loc;
+        Root.Call = Site.S;
+        Root.Owner = FD;
+        Root.Via = Def;
+        Root.Capture = CaptureFor(FD);
+        Root.Modes = ModeGlobal;
+        CaptureContext C;
+        C.Root = &Root;
+        C.Modes = ModeGlobal;
+        reach(Def, Site, C);
+      }
+    }
   drain();
 }
 

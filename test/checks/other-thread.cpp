@@ -4,7 +4,7 @@
 // capture prohibits unsafe calls from every thread (measured: cudaEventQuery
 // and cudaMalloc in another thread fail with 900 there and end-capture with
 // 901; thread-local and relaxed captures do not care).
-// RUN: %check_cudagraph_tidy %s cudagraph-host-sync,cudagraph-status-query,cudagraph-device-alloc,cudagraph-legacy-stream %t -- -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+// RUN: %check_cudagraph_tidy %s cudagraph-host-sync,cudagraph-status-query,cudagraph-device-alloc,cudagraph-legacy-stream,cudagraph-pinned-alloc %t -- -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
 
 #include <future>
 #include <thread>
@@ -101,4 +101,48 @@ void started_inside(cudaStream_t s, cudaEvent_t e, float *x) {
   q.join();
   l.join();
   cudaStreamEndCapture(s, &g);
+}
+
+// Threads that outlive the function starting them (kept in a member or a
+// global, or detached) may run while a global-mode capture begun in another
+// function is open.
+struct Server {
+  std::thread watchdog_;
+  std::vector<std::thread> workers_;
+  cudaEvent_t done_;
+  void watch() {
+    while (running)
+      cudaEventQuery(done_);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaEventQuery' asks the host whether an event completed on a thread that may run while a global-mode CUDA graph capture is open
+    // CHECK-MESSAGES: :[[@LINE+5]]:38: note: 'Server::watch' is called here
+    // CHECK-MESSAGES: :[[@LINE+4]]:29: note: 'lambda' starts here on another thread, which may still run while the capture is open
+    // CHECK-MESSAGES: :[[@LINE+11]]:5: note: CUDA graph capture begins here (global mode)
+  }
+  void start() {
+    watchdog_ = std::thread([this] { watch(); });
+    workers_.emplace_back([] { cudaDeviceSynchronize(); });
+    // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: 'cudaDeviceSynchronize' blocks the host until all work on the device finishes on a thread that may run while a global-mode CUDA graph capture is open
+    // CHECK-MESSAGES: :[[@LINE-2]]:27: note: 'lambda' starts here on another thread
+    // CHECK-MESSAGES: :[[@LINE+4]]:5: note: CUDA graph capture begins here (global mode)
+  }
+  void capture(cudaStream_t s) {
+    cudaGraph_t g;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cudaStreamEndCapture(s, &g);
+  }
+};
+
+void pin_forever(void **p) { cudaMallocHost(p, 64); }
+// CHECK-MESSAGES: :[[@LINE-1]]:30: warning: 'cudaMallocHost' allocates page-locked host memory on a thread that may run while a global-mode CUDA graph capture is open
+// CHECK-MESSAGES: :[[@LINE+2]]:22: note: 'pin_forever' starts here on another thread
+void start_pinner(void **p) {
+  std::thread pinner(pin_forever, p);
+  pinner.detach();
+}
+
+// Started and joined in one call: done before any later capture.
+void joined_here(cudaEvent_t e) {
+  std::thread t(query_once, e);
+  t.join();
+  std::async(std::launch::async, query_once, e); // the future waits
 }
