@@ -866,6 +866,23 @@ void CaptureAnalysis::addOtherThreadRoots() {
         return R;
     return GlobalBegins.front();
   };
+  // A thread \p FD starts at \p Site, running \p Def while the capture
+  // \p Begin may be open.
+  auto StartThread = [&](const FunctionDecl *FD, const CallSite &Site,
+                         const FunctionDecl *Def, const RegionRoot *Begin) {
+    RegionRoot &Root = ListedRoots.emplace_back();
+    Root.K = RegionRoot::Kind::OtherThread;
+    Root.Loc = Site.Loc;
+    Root.Call = Site.S;
+    Root.Owner = FD;
+    Root.Via = Def;
+    Root.Capture = Begin;
+    Root.Modes = ModeGlobal;
+    CaptureContext C;
+    C.Root = &Root;
+    C.Modes = ModeGlobal;
+    reach(Def, Site, C);
+  };
   llvm::DenseSet<const FunctionDecl *> Seen, HasOwnBegins;
   for (const FunctionDecl *FD : UserFunctions) {
     if (!Seen.insert(FD).second || !Flows->hasEvents(FD))
@@ -905,18 +922,7 @@ void CaptureAnalysis::addOtherThreadRoots() {
                       });
         if (Joined)
           continue;
-        RegionRoot &Root = ListedRoots.emplace_back();
-        Root.K = RegionRoot::Kind::OtherThread;
-        Root.Loc = Site.Loc;
-        Root.Call = Site.S;
-        Root.Owner = FD;
-        Root.Via = Def;
-        Root.Capture = Begin;
-        Root.Modes = ModeGlobal;
-        CaptureContext C;
-        C.Root = &Root;
-        C.Modes = ModeGlobal;
-        reach(Def, Site, C);
+        StartThread(FD, Site, Def, Begin);
         break;
       }
     }
@@ -938,18 +944,7 @@ void CaptureAnalysis::addOtherThreadRoots() {
         if (!Def || !Code.isUserLocation(Def->getLocation()) ||
             !threadOutlivesCall(Ctx, Site, FD, Calls))
           continue;
-        RegionRoot &Root = ListedRoots.emplace_back();
-        Root.K = RegionRoot::Kind::OtherThread;
-        Root.Loc = Site.Loc;
-        Root.Call = Site.S;
-        Root.Owner = FD;
-        Root.Via = Def;
-        Root.Capture = CaptureFor(FD);
-        Root.Modes = ModeGlobal;
-        CaptureContext C;
-        C.Root = &Root;
-        C.Modes = ModeGlobal;
-        reach(Def, Site, C);
+        StartThread(FD, Site, Def, CaptureFor(FD));
       }
     }
   drain();

@@ -344,17 +344,29 @@ bool CudaGraphCheck::stepHidden(CaptureAnalysis &Analysis,
   return Parent ? reachHidden(Analysis, SM, Parent) : rootHidden(SM, Root);
 }
 
+/// Whether \p Step holds for some way into \p R's function: the call the
+/// walk followed or one of Reach::Others.
+static bool someWayInto(
+    const Reach *R,
+    llvm::function_ref<bool(const CallSite &, const Reach *,
+                            const RegionRoot *)>
+        Step) {
+  if (Step(R->Site, R->Parent, R->Root))
+    return true;
+  return llvm::any_of(R->Others, [&](const Reach::Other &O) {
+    return Step(O.Site, O.Parent, O.Root);
+  });
+}
+
 bool CudaGraphCheck::reachHidden(CaptureAnalysis &Analysis,
                                  const SourceManager &SM, const Reach *R) {
   // A path back into itself (recursion) leads to no root on its own.
   if (!HiddenWalk.insert(R).second)
     return true;
-  bool Hidden = stepHidden(Analysis, SM, R->Site, R->Parent, R->Root);
-  for (const Reach::Other &O : R->Others) {
-    if (!Hidden)
-      break;
-    Hidden = stepHidden(Analysis, SM, O.Site, O.Parent, O.Root);
-  }
+  bool Hidden = !someWayInto(R, [&](const CallSite &Site, const Reach *Parent,
+                                    const RegionRoot *Root) {
+    return !stepHidden(Analysis, SM, Site, Parent, Root);
+  });
   HiddenWalk.erase(R);
   return Hidden;
 }
@@ -382,12 +394,10 @@ bool CudaGraphCheck::reachChanged(CaptureAnalysis &Analysis,
   // A path back into itself (recursion) adds no line of its own.
   if (!ChangedWalk.insert(R).second)
     return false;
-  bool Changed = stepChanged(Analysis, SM, R->Site, R->Parent, R->Root);
-  for (const Reach::Other &O : R->Others) {
-    if (Changed)
-      break;
-    Changed = stepChanged(Analysis, SM, O.Site, O.Parent, O.Root);
-  }
+  bool Changed = someWayInto(R, [&](const CallSite &Site, const Reach *Parent,
+                                    const RegionRoot *Root) {
+    return stepChanged(Analysis, SM, Site, Parent, Root);
+  });
   ChangedWalk.erase(R);
   return Changed;
 }
