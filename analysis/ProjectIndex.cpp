@@ -3,6 +3,7 @@
 #include "ProjectIndex.h"
 #include "CallSites.h"
 #include "CaptureAnalysis.h"
+#include "HazardMatch.h"
 #include "OpRoots.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
@@ -290,6 +291,12 @@ private:
     for (const FlowSite &FS : Flow.Sites) {
       if (FS.State.StreamGuarded)
         continue;
+      if (FS.State.capturing())
+        if (const Hazard *H = matchHazard(Code, allHazards(), FS.Site);
+            H && llvm::none_of(F.Hazards, [&](const IndexedHazard &Old) {
+              return Old.Id == H->Id && Old.Loc == locText(FS.Site.Loc);
+            }))
+          F.Hazards.push_back({H->Id.str(), locText(FS.Site.Loc)});
       if (std::optional<IndexedPass> P = pass(FS.Site, true)) {
         addPass(F.Passes, std::move(*P));
         continue;
@@ -453,6 +460,12 @@ static llvm::json::Value toJSON(const IndexedFunction &F) {
     O["passes"] = std::move(Passes);
   if (!F.Overrides.empty())
     O["overrides"] = strings(F.Overrides);
+  if (!F.Hazards.empty()) {
+    llvm::json::Array Hazards;
+    for (const IndexedHazard &H : F.Hazards)
+      Hazards.push_back(llvm::json::Object{{"id", H.Id}, {"loc", H.Loc}});
+    O["hazards"] = std::move(Hazards);
+  }
   return O;
 }
 
@@ -583,6 +596,9 @@ public:
       if (const llvm::json::Object *P = V.getAsObject())
         F.Passes.push_back(pass(*P));
     F.Overrides = strs(O, "overrides");
+    for (const llvm::json::Value &V : array(O, "hazards"))
+      if (const llvm::json::Object *H = V.getAsObject())
+        F.Hazards.push_back({str(*H, "id"), str(*H, "loc", false)});
     return F;
   }
   IndexedSeed seed(const llvm::json::Object &O) {
@@ -763,6 +779,11 @@ ProjectIndex ProjectIndex::merge(const std::vector<TuSummary> &Summaries) {
       for (const std::string &O : F.Overrides)
         if (!llvm::is_contained(M.Overrides, O))
           M.Overrides.push_back(O);
+      for (const IndexedHazard &H : F.Hazards)
+        if (llvm::none_of(M.Hazards, [&](const IndexedHazard &Old) {
+              return Old.Id == H.Id && Old.Loc == H.Loc;
+            }))
+          M.Hazards.push_back(H);
     }
   }
   for (auto &[Path, In] : Inputs)

@@ -10,7 +10,8 @@
 //            capture event (begins, ends, returns a capture test), the user
 //            functions it calls while a capture is open at its entry, the
 //            parameters it invokes (capture helpers), the callables it passes
-//            on, the virtual methods it overrides; and the seeds: calls made
+//            on, the virtual methods it overrides, the catalog hazards its own
+//            calls use when it runs under capture; and the seeds: calls made
 //            inside the unit's own capture regions, and registered custom
 //            ops. Summaries hold local facts only, so they are produced in
 //            parallel and independently, like object files.
@@ -45,7 +46,7 @@ class CaptureAnalysis;
 
 /// Version of the summary and index formats; files of another version are
 /// rebuilt.
-inline constexpr int IndexFormatVersion = 1;
+inline constexpr int IndexFormatVersion = 2;
 
 /// The key of a function across translation units: the USR of its template
 /// pattern (for instantiations) or of itself. Empty when it has none.
@@ -72,6 +73,11 @@ struct IndexedPass {
   bool Captured = false; // passed while a capture is open at its entry
 };
 
+/// A catalog hazard a function's own body uses while a capture is open at
+/// its entry.
+struct IndexedHazard {
+  std::string Id, Loc;
+};
 /// The cross-unit facts of one function.
 struct IndexedFunction {
   std::string Key, Name, Loc;
@@ -87,6 +93,8 @@ struct IndexedFunction {
   std::vector<unsigned> Invokes, InvokesInRegion;
   std::vector<IndexedPass> Passes;
   std::vector<std::string> Overrides;
+  /// Hazards its calls use when it runs under capture.
+  std::vector<IndexedHazard> Hazards;
 };
 
 /// Something a unit runs under capture: a call inside one of its regions, or

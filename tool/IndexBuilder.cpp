@@ -278,14 +278,23 @@ int buildIndex(const IndexRequest &R) {
                        std::chrono::steady_clock::now() - Start)
                        .count();
   if (!R.Quiet) {
-    unsigned Captured = 0;
+    unsigned Captured = 0, Hazards = 0;
     llvm::json::Value V = Index->toJSON();
     if (const llvm::json::Array *A = V.getAsObject()->getArray("captured"))
-      Captured = A->size();
+      for (const llvm::json::Value &R : *A) {
+        ++Captured;
+        const llvm::json::Object *O = R.getAsObject();
+        std::optional<llvm::StringRef> Key = O ? O->getString("key") : std::nullopt;
+        if (const clang::cudagraph::IndexedFunction *F =
+                Key ? Index->function(*Key) : nullptr)
+          Hazards += F->Hazards.size();
+      }
     llvm::errs() << "cudagraph-tidy: wrote " << IndexPath << ": "
                  << Units.size() << " units (" << Summarized
                  << " summarized), " << Captured
-                 << " functions run under capture from a root, in "
+                 << " functions run under capture from a root, with "
+                 << Hazards << " hazard" << (Hazards == 1 ? "" : "s")
+                 << " in their own calls, in "
                  << llvm::format("%.1f", Seconds) << " s\n";
   }
   if (Failed) {
