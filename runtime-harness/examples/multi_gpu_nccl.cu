@@ -80,7 +80,7 @@ struct Rank {
 
 void captureRank(Rank &R, int RankId, bool AllReduce,
                  cudaStreamCaptureMode Mode, example::Gate &Begun,
-                 example::Gate &Queried) {
+                 example::Gate &Queried, example::Gate &Ended) {
   check(cudaSetDevice(R.Device), "cudaSetDevice");
   check(cudaStreamBeginCapture(R.Stream, Mode), "cudaStreamBeginCapture");
   twice<<<(N + 255) / 256, 256, 0, R.Stream>>>(R.Data, N);
@@ -96,6 +96,9 @@ void captureRank(Rank &R, int RankId, bool AllReduce,
   Queried.arriveAndWait();
   cudaGraph_t Graph = nullptr;
   R.End = cudaStreamEndCapture(R.Stream, &Graph);
+  // Instantiating while another thread's global-mode capture is open fails
+  // with 900 (measured): every rank ends before any instantiates.
+  Ended.arriveAndWait();
   if (R.End == cudaSuccess && Graph)
     check(cudaGraphInstantiate(&R.Exec, Graph, 0), "cudaGraphInstantiate");
   if (Graph)
@@ -148,11 +151,26 @@ int run(const std::string &Mode) {
   // all-reduce inside them is one collective.
   example::Gate Begun(Devices + (Watchdog ? 1 : 0));
   example::Gate Queried(Devices + (Watchdog ? 1 : 0));
+  example::Gate Ended(Devices);
   cudaError_t Query = cudaSuccess;
+  if (AllReduce) {
+    // NCCL connects its peers on the first collective (measured: it enables
+    // peer access then, which fails with 900 inside a capture): one eager
+    // all-reduce first, as a warm-up iteration does.
+    checkNccl(ncclGroupStart(), "ncclGroupStart");
+    for (int I = 0; I < Devices; ++I) {
+      check(cudaSetDevice(I), "cudaSetDevice");
+      checkNccl(ncclAllReduce(Ranks[I].Data, Ranks[I].Data, N, ncclFloat,
+                              ncclSum, Ranks[I].Comm, Ranks[I].Stream),
+                "ncclAllReduce (warm-up)");
+    }
+    checkNccl(ncclGroupEnd(), "ncclGroupEnd");
+    Reset();
+  }
   std::vector<std::thread> Threads;
   for (int I = 0; I < Devices; ++I)
     Threads.emplace_back([&, I] {
-      captureRank(Ranks[I], I, AllReduce, CaptureMode, Begun, Queried);
+      captureRank(Ranks[I], I, AllReduce, CaptureMode, Begun, Queried, Ended);
     });
   if (Watchdog)
     Threads.emplace_back([&] {
@@ -207,6 +225,14 @@ int run(const std::string &Mode) {
   }
   std::printf("%s %s\n", AllReduce ? "allreduce" : "per-gpu",
               Correct ? "correct" : "WRONG");
+  // Graphs holding NCCL work go before their communicators (destroying a
+  // communicator a live executable uses hangs).
+  for (Rank &R : Ranks) {
+    check(cudaSetDevice(R.Device), "cudaSetDevice");
+    if (R.Exec)
+      check(cudaGraphExecDestroy(R.Exec), "cudaGraphExecDestroy");
+    R.Exec = nullptr;
+  }
   for (Rank &R : Ranks)
     if (R.Comm)
       ncclCommDestroy(R.Comm);
