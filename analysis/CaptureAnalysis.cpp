@@ -884,6 +884,7 @@ void CaptureAnalysis::addOtherThreadRoots() {
     reach(Def, Site, C);
   };
   llvm::DenseSet<const FunctionDecl *> Seen, HasOwnBegins;
+  llvm::DenseSet<const Stmt *> Started;
   for (const FunctionDecl *FD : UserFunctions) {
     if (!Seen.insert(FD).second || !Flows->hasEvents(FD))
       continue;
@@ -922,6 +923,7 @@ void CaptureAnalysis::addOtherThreadRoots() {
                       });
         if (Joined)
           continue;
+        Started.insert(Site.S);
         StartThread(FD, Site, Def, Begin);
         break;
       }
@@ -944,10 +946,103 @@ void CaptureAnalysis::addOtherThreadRoots() {
         if (!Def || !Code.isUserLocation(Def->getLocation()) ||
             !threadOutlivesCall(Ctx, Site, FD, Calls))
           continue;
+        Started.insert(Site.S);
         StartThread(FD, Site, Def, CaptureFor(FD));
       }
     }
+  addSiblingThreadRoots(Started, StartThread);
   drain();
+}
+
+/// A global-mode (or unknown-mode) begin that \p FD makes itself or through
+/// the user functions and callables it calls, a few calls deep.
+const RegionRoot *CaptureAnalysis::globalBeginUnder(
+    const FunctionDecl *FD, unsigned Depth,
+    llvm::DenseMap<const FunctionDecl *, const RegionRoot *> &Memo) {
+  if (!FD || Depth > 4)
+    return nullptr;
+  auto [It, New] = Memo.try_emplace(FD, nullptr);
+  if (!New)
+    return It->second;
+  const RegionRoot *Found = nullptr;
+  if (Flows->hasEvents(FD))
+    for (const RegionRoot &R : Flows->roots())
+      if (R.Owner == FD && R.Call && (R.Modes & ModeGlobal)) {
+        Found = &R;
+        break;
+      }
+  if (!Found && FD->getBody())
+    for (const CallSite &Site : Flows->callsIn(FD)) {
+      if (Site.K == CallSite::Kind::Callable && startsThread(Site))
+        continue; // a thread it starts captures on that thread
+      const FunctionDecl *Def = definitionOf(Site.Callee);
+      if (!Def || Def == FD || !Code.isUserLocation(Def->getLocation()))
+        continue;
+      if ((Found = globalBeginUnder(Def, Depth + 1, Memo)))
+        break;
+    }
+  Memo[FD] = Found;
+  return Found;
+}
+
+/// Threads one function starts side by side, none joined before the other
+/// starts: when one of them begins a global-mode capture, the others may run
+/// while it is open (a watchdog thread next to the capturing workers).
+void CaptureAnalysis::addSiblingThreadRoots(
+    const llvm::DenseSet<const Stmt *> &Started,
+    llvm::function_ref<void(const FunctionDecl *, const CallSite &,
+                            const FunctionDecl *, const RegionRoot *)>
+        StartThread) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  llvm::DenseMap<const FunctionDecl *, const RegionRoot *> Memo;
+  for (const FunctionDecl *FD : UserFunctions) {
+    if (!FD->getBody())
+      continue;
+    // Run under a capture: its thread starts are that capture's (addSite).
+    auto Under = Reached.lower_bound({FD, 0, std::string()});
+    if (Under != Reached.end() && std::get<0>(Under->first) == FD)
+      continue;
+    llvm::ArrayRef<CallSite> Calls = Flows->callsIn(FD);
+    struct Start {
+      const CallSite *Site;
+      const FunctionDecl *Def;
+      const RegionRoot *Begin;
+    };
+    llvm::SmallVector<Start, 4> Starts;
+    for (const CallSite &Site : Calls)
+      if (Site.K == CallSite::Kind::Callable && Site.S && startsThread(Site))
+        if (const FunctionDecl *Def = definitionOf(Site.Callee);
+            Def && Code.isUserLocation(Def->getLocation()))
+          Starts.push_back({&Site, Def, globalBeginUnder(Def, 0, Memo)});
+    if (Starts.size() < 2 ||
+        llvm::none_of(Starts, [](const Start &S) { return S.Begin; }))
+      continue;
+    auto At = [&](const Stmt *S) { return SM.getExpansionLoc(S->getBeginLoc()); };
+    // Whether a thread is waited for between the two starts.
+    auto JoinedBetween = [&](const Stmt *A, const Stmt *B) {
+      SourceLocation First = At(A), Second = At(B);
+      if (SM.isBeforeInTranslationUnit(Second, First))
+        std::swap(First, Second);
+      return llvm::any_of(Calls, [&](const CallSite &Other) {
+        if (Other.K != CallSite::Kind::Call || !Other.S ||
+            !waitsForThread(Other.Callee))
+          return false;
+        SourceLocation W = At(Other.S);
+        return SM.isBeforeInTranslationUnit(First, W) &&
+               SM.isBeforeInTranslationUnit(W, Second);
+      });
+    };
+    for (const Start &Other : Starts) {
+      if (Other.Begin || Started.contains(Other.Site->S))
+        continue;
+      for (const Start &Capturing : Starts)
+        if (Capturing.Begin && Capturing.Site != Other.Site &&
+            !JoinedBetween(Capturing.Site->S, Other.Site->S)) {
+          StartThread(FD, *Other.Site, Other.Def, Capturing.Begin);
+          break;
+        }
+    }
+  }
 }
 
 std::vector<OpRegistration> CaptureAnalysis::selectedOps(bool WithDeclared) {

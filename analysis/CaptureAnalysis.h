@@ -224,6 +224,14 @@ private:
   /// Roots the functions of threads started before a global-mode capture
   /// begins and not joined before it.
   void addOtherThreadRoots();
+  void addSiblingThreadRoots(
+      const llvm::DenseSet<const Stmt *> &Started,
+      llvm::function_ref<void(const FunctionDecl *, const CallSite &,
+                              const FunctionDecl *, const RegionRoot *)>
+          StartThread);
+  const RegionRoot *globalBeginUnder(
+      const FunctionDecl *FD, unsigned Depth,
+      llvm::DenseMap<const FunctionDecl *, const RegionRoot *> &Memo);
   void pushSite(const CapturedSite &Site);
   /// Whether the function holding \p Root's begin (or the begin wrapper)
   /// calls \p Def before the capture begins.

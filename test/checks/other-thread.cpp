@@ -146,3 +146,40 @@ void joined_here(cudaEvent_t e) {
   t.join();
   std::async(std::launch::async, query_once, e); // the future waits
 }
+
+// Sibling threads: one function starts capturing workers and a watchdog side
+// by side and joins them all later; the watchdog may run while a worker's
+// global-mode capture is open.
+void capture_on(cudaStream_t s, cudaStreamCaptureMode mode) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, mode);
+  cudaStreamEndCapture(s, &g);
+}
+
+void workers_and_watchdog(cudaStream_t *streams, int n, cudaEvent_t e) {
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i)
+    threads.emplace_back([=] { capture_on(streams[i], cudaStreamCaptureModeGlobal); });
+  threads.emplace_back([e] { cudaEventQuery(e); });
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: 'cudaEventQuery' asks the host whether an event completed on a thread that may run while a global-mode CUDA graph capture is open
+  // CHECK-MESSAGES: :[[@LINE-2]]:24: note: 'lambda' starts here on another thread
+  // CHECK-MESSAGES: :[[@LINE-11]]:3: note: CUDA graph capture begins here
+  for (std::thread &t : threads)
+    t.join();
+}
+
+// The watchdog starts after the capturing worker was joined, or next to a
+// worker that does not capture: nothing to report.
+void worker_joined_first(cudaStream_t s, cudaEvent_t e) {
+  std::thread worker([s] { capture_on(s, cudaStreamCaptureModeGlobal); });
+  worker.join();
+  std::thread watchdog([e] { cudaEventQuery(e); });
+  watchdog.join();
+}
+
+void no_capture_worker(cudaStream_t s, cudaEvent_t e) {
+  std::thread worker([s] { cudaMemsetAsync(nullptr, 0, 4, s); });
+  std::thread watchdog([e] { cudaEventQuery(e); });
+  worker.join();
+  watchdog.join();
+}
