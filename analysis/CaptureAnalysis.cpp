@@ -283,8 +283,8 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
                             const FunctionDecl *Invoker, Bindings Args) {
   if (C.StreamGuarded)
     return; // only device-wide waits matter there, and they are calls here
-  if (isCaptureSafe(Def))
-    return;
+  if (isCaptureSafe(Def) || runsOnDeviceOnly(Def))
+    return; // device code makes no host call
   if (!Args.empty() && !Reached.count({Def, C.Modes, Args.key()}) &&
       Variants[{Def, C.Modes}] >= MaxBindingVariants)
     Args = Bindings();

@@ -66,6 +66,11 @@ const FunctionDecl *definitionOf(const FunctionDecl *FD) {
   return nullptr;
 }
 
+bool runsOnDeviceOnly(const FunctionDecl *FD) {
+  return FD && (FD->hasAttr<CUDAGlobalAttr>() ||
+                (FD->hasAttr<CUDADeviceAttr>() && !FD->hasAttr<CUDAHostAttr>()));
+}
+
 namespace {
 class UserFunctionWalker : public RecursiveASTVisitor<UserFunctionWalker> {
 public:
@@ -80,6 +85,14 @@ public:
       return true;
     if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
         !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
+      return true;
+    // Kernels and device-only functions run on the GPU: no host call in
+    // them can touch a capture, and the kernel templates of a CUDA unit are
+    // most of its functions.
+    if (const auto *FD = dyn_cast<FunctionDecl>(D); FD && runsOnDeviceOnly(FD))
+      return true;
+    if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D);
+        FT && runsOnDeviceOnly(FT->getTemplatedDecl()))
       return true;
     return RecursiveASTVisitor::TraverseDecl(D);
   }

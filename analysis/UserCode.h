@@ -56,6 +56,10 @@ private:
 /// The definition of \p FD when it has a body that is not a template pattern.
 const FunctionDecl *definitionOf(const FunctionDecl *FD);
 
+/// Whether \p FD runs on the GPU only: a kernel or a __device__ function
+/// without __host__.
+bool runsOnDeviceOnly(const FunctionDecl *FD);
+
 /// Which functions forEachUserFunction visits: templates as written, or the
 /// code that runs (instantiations and lambda bodies, no template patterns).
 enum class FunctionWalk { AsWritten, Instantiated };

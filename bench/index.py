@@ -163,8 +163,9 @@ def main():
         head, rest = doc.split(begin, 1)
         _, tail = rest.split(end, 1)
         stamp = ("Measured %s on this machine (%d cores, %d index jobs); parse = clang++-19 "
-                 "-fsyntax-only on the same translated commands, one at a time." %
-                 (time.strftime("%Y-%m-%d"), os.cpu_count(), a.jobs))
+                 "-fsyntax-only --cuda-host-only (the analysis parses the host side) on the "
+                 "same translated commands, one at a time; %d alternating editor repetitions." %
+                 (time.strftime("%Y-%m-%d"), os.cpu_count(), a.jobs, a.reps))
         with open(a.write, "w") as f:
             f.write(head + begin + "\n" + stamp + "\n\n" + text + "\n" + end + tail)
 

@@ -8,12 +8,20 @@ Both commands parse the same code with the same flags; the runs alternate
 ratio of medians of CPU time (user + sys) is reported, with wall time and
 peak memory alongside.
 
+With --instructions, each command runs once under valgrind's callgrind and
+the ratio of instructions executed is reported instead: slower (about 50x),
+but the same on every run, where CPU time on a shared machine scatters by
+10-20% between identical runs. Both commands of a unit run side by side.
+
 Usage: python3 bench/run.py [--reps N] [--tidy build/bin/cudagraph-tidy]
                             [--write docs/performance.md]
+       python3 bench/run.py --instructions [--only SUBSTR] [--write ...]
 """
 
 import argparse
+import concurrent.futures
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -67,19 +75,41 @@ def measure(cmd):
     return cpu, wall, after.ru_maxrss
 
 
+def instructions(cmd):
+    """Instructions \p cmd executes (callgrind's total, children included)."""
+    out = tempfile.mkdtemp(prefix="cudagraph-bench-ir-")
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes",
+                           "--callgrind-out-file=" + os.path.join(out, "cg.%p")] + cmd,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    refs = [int(m.replace(",", "")) for m in
+            re.findall(r"I\s+refs:\s+([\d,]+)", proc.stderr.decode(errors="replace"))]
+    for f in os.listdir(out):
+        os.remove(os.path.join(out, f))
+    os.rmdir(out)
+    if proc.returncode not in (0, 1) or not refs:
+        sys.exit("bench: valgrind run failed (%d): %s" % (proc.returncode, " ".join(cmd)))
+    return sum(refs)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--tidy", default=os.path.join(ROOT, "build/bin/cudagraph-tidy"))
     parser.add_argument("--clang", default="clang++-19")
     parser.add_argument("--write", help="update this Markdown file between markers")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under callgrind instead of timing")
+    parser.add_argument("--only", help="measure the units whose name contains this")
     args = parser.parse_args()
     if not os.path.exists(args.tidy):
         sys.exit("bench: %s not found; build first (bash scripts/test.sh)" % args.tidy)
 
     shim = shim_dir()
     rows = []
-    for name, path, flags, parse_only in cases(shim):
+    selected = [c for c in cases(shim) if not args.only or args.only in c[0]]
+    if args.instructions:
+        return count_instructions(args, selected)
+    for name, path, flags, parse_only in selected:
         parse_cmd = [args.clang, "-fsyntax-only"] + flags + parse_only + [path]
         tidy_cmd = [args.tidy, "--quiet", "--checks=-*,cudagraph-*", path, "--"] + flags
         measure(parse_cmd)  # warm the file cache
@@ -115,6 +145,34 @@ def main():
         _, tail = rest.split(end, 1)
         stamp = "Measured %s on this machine (%d cores), %d interleaved repetitions, medians." % (
             time.strftime("%Y-%m-%d"), os.cpu_count(), args.reps)
+        with open(args.write, "w") as f:
+            f.write(head + begin + "\n" + stamp + "\n\n" + text + "\n" + end + tail)
+
+
+def count_instructions(args, selected):
+    rows = ["| translation unit | clang++-19 -fsyntax-only (instructions) "
+            "| cudagraph-tidy (instructions) | ratio |", "|---|---|---|---|"]
+    for name, path, flags, parse_only in selected:
+        parse_cmd = [args.clang, "-fsyntax-only"] + flags + parse_only + [path]
+        tidy_cmd = [args.tidy, "--quiet", "--checks=-*,cudagraph-*", path, "--"] + flags
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            parse, tidy = pool.map(instructions, [parse_cmd, tidy_cmd])
+        print("%-45s parse %.3fG  tidy %.3fG  ratio %.3f"
+              % (name, parse / 1e9, tidy / 1e9, tidy / parse), flush=True)
+        rows.append("| %s | %.3f G | %.3f G | **%.3f** |" % (name, parse / 1e9, tidy / 1e9,
+                                                           tidy / parse))
+    text = "\n".join(rows)
+    print(text)
+    if args.write:
+        begin, end = "<!-- static-bench-ir:begin -->", "<!-- static-bench-ir:end -->"
+        doc = open(args.write).read()
+        if begin not in doc:
+            doc = doc.replace("<!-- static-bench:end -->",
+                              "<!-- static-bench:end -->\n\n%s\n%s" % (begin, end), 1)
+        head, rest = doc.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        stamp = ("Instructions executed (valgrind callgrind, one run each, children included), "
+                 "measured %s." % time.strftime("%Y-%m-%d"))
         with open(args.write, "w") as f:
             f.write(head + begin + "\n" + stamp + "\n\n" + text + "\n" + end + tail)
 

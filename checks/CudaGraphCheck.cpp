@@ -24,20 +24,38 @@ static bool onlyCudaGraphChecks(const ClangTidyContext &Context) {
   std::string Globs = Context.getOptions().Checks.value_or("");
   llvm::SmallVector<llvm::StringRef, 8> Parts;
   llvm::StringRef(Globs).split(Parts, ',', -1, /*KeepEmpty=*/false);
+  // Globs apply in order, later ones winning: the defaults'
+  // `clang-analyzer-*` before a `-*` enables nothing.
+  llvm::SmallVector<llvm::StringRef, 4> Others;
   for (llvm::StringRef Glob : Parts) {
     Glob = Glob.trim();
-    if (Glob.empty() || Glob.starts_with("-"))
+    if (Glob.consume_front("-")) {
+      llvm::StringRef Prefix = Glob;
+      bool Wild = Prefix.consume_back("*");
+      llvm::erase_if(Others, [&](llvm::StringRef Other) {
+        return Wild ? Other.starts_with(Prefix) : Other == Glob;
+      });
       continue;
-    if (!Glob.starts_with("cudagraph-") &&
+    }
+    if (!Glob.empty() && !Glob.starts_with("cudagraph-") &&
         !Glob.starts_with("clang-diagnostic-") && Glob != ParseSupportCheckName)
-      return false;
+      Others.push_back(Glob);
   }
-  return true;
+  return Others.empty();
 }
+
+/// The cudagraph checks of this run, and how many of them have had their
+/// translation-unit match for the current unit: the walk may end only after
+/// the last, since ending it also drops the AST's parent map, which the
+/// checks' analysis reads.
+static unsigned LiveChecks = 0, ChecksMatchedThisUnit = 0;
+
+CudaGraphCheck::~CudaGraphCheck() { --LiveChecks; }
 
 CudaGraphCheck::CudaGraphCheck(StringRef Name, ClangTidyContext *Context)
     : ClangTidyCheck(Name, Context),
       SkipWholeAstWalk(onlyCudaGraphChecks(*Context)) {
+  ++LiveChecks;
   CaptureOpts.BeginFunctions =
       Options.getLocalOrGlobal("CaptureBeginFunctions", "").str();
   CaptureOpts.EndFunctions =
@@ -119,13 +137,16 @@ void CudaGraphCheck::check(const MatchFinder::MatchResult &Result) {
   // descends. With no other check enabled, an empty traversal scope ends the
   // walk there: on a libtorch translation unit the walk over every header
   // costs more than the capture analysis itself.
-  if (SkipWholeAstWalk) {
+  // Every cudagraph check matches the unit in the same step, one after the
+  // other: the last one ends the walk.
+  if (SkipWholeAstWalk && ++ChecksMatchedThisUnit >= LiveChecks) {
     Ctx.setTraversalScope({});
     TraversalScopeChanged = &Ctx;
   }
 }
 
 void CudaGraphCheck::onEndOfTranslationUnit() {
+  ChecksMatchedThisUnit = 0;
   if (TraversalScopeChanged) {
     TraversalScopeChanged->setTraversalScope(
         {TraversalScopeChanged->getTranslationUnitDecl()});

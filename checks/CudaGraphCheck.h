@@ -22,6 +22,7 @@ using namespace ::clang::cudagraph;
 class CudaGraphCheck : public ClangTidyCheck {
 public:
   CudaGraphCheck(StringRef Name, ClangTidyContext *Context);
+  ~CudaGraphCheck() override;
   void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
   void registerPPCallbacks(const SourceManager &SM, Preprocessor *PP,
                            Preprocessor *ModuleExpanderPP) override;
