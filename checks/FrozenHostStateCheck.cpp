@@ -21,8 +21,9 @@ FrozenHostStateCheck::FrozenHostStateCheck(StringRef Name,
            Options.getLocalOrGlobal("CaptureStatusFunctions", "")),
       Reassigned(findHazard("reassigned-static-input")),
       Scalar(findHazard("frozen-host-scalar")),
-      Freed(findHazard("freed-before-replay")) {
-  assert(Reassigned && Scalar && Freed &&
+      Freed(findHazard("freed-before-replay")),
+      PerCall(findHazard("per-call-input")) {
+  assert(Reassigned && Scalar && Freed && PerCall &&
          "the catalog lacks the frozen-state hazards");
 }
 
@@ -38,6 +39,34 @@ static bool isTensorType(QualType T) {
     return false;
   const auto *NS = dyn_cast<NamespaceDecl>(RD->getDeclContext());
   return NS && NS->getIdentifier() && NS->getName() == "at";
+}
+
+/// A container of tensors a call reads as a whole: `std::vector<at::Tensor>`,
+/// a TorchScript `std::vector<c10::IValue>` of inputs, `c10::List`, an
+/// `IValue` itself.
+static bool isTensorListType(QualType T) {
+  T = T.getNonReferenceType().getUnqualifiedType();
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD || !RD->getIdentifier())
+    return false;
+  auto IsValue = [](const CXXRecordDecl *RD) {
+    const auto *NS = dyn_cast<NamespaceDecl>(RD->getDeclContext());
+    return RD->getIdentifier() && RD->getName() == "IValue" && NS &&
+           NS->getIdentifier() && NS->getName() == "c10";
+  };
+  if (IsValue(RD))
+    return true;
+  const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(RD);
+  if (!Spec || Spec->getTemplateArgs().size() < 1 ||
+      Spec->getTemplateArgs()[0].getKind() != TemplateArgument::Type ||
+      !llvm::is_contained({"vector", "List", "array", "SmallVector", "deque"},
+                          RD->getName()))
+    return false;
+  QualType Element = Spec->getTemplateArgs()[0].getAsType();
+  if (isTensorType(Element))
+    return true;
+  const CXXRecordDecl *ElementRD = Element->getAsCXXRecordDecl();
+  return ElementRD && IsValue(ElementRD);
 }
 
 /// A pointer to data (not an opaque handle such as cudaStream_t, whose
@@ -57,6 +86,8 @@ static bool isDataPointer(QualType T) {
 static std::optional<ValueKind> kindOf(QualType T) {
   if (isTensorType(T))
     return ValueKind::Tensor;
+  if (isTensorListType(T))
+    return ValueKind::TensorList;
   T = T.getNonReferenceType();
   if (T.isConstQualified())
     return std::nullopt;
@@ -266,7 +297,9 @@ static bool isCapturedWork(CaptureAnalysis &Analysis, const CallExpr *Call) {
   if (const auto *MD = dyn_cast<CXXMethodDecl>(FD);
       MD && (MD->isCopyAssignmentOperator() || MD->isMoveAssignmentOperator()))
     return false;
-  return isTensorType(FD->getReturnType());
+  // A TorchScript module's forward returns an IValue.
+  return isTensorType(FD->getReturnType()) ||
+         isTensorListType(FD->getReturnType());
 }
 
 /// Calls \p Fn for every variable or field \p E reads as a value the graph
@@ -289,6 +322,11 @@ static void forEachCapturedValue(
       return;
     }
   }
+  if (isTensorListType(E->getType()) && !E->isPRValue())
+    if (const Decl *D = storageOf(E)) {
+      Fn(D, ValueKind::TensorList, E);
+      return;
+    }
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
       MC && isTensorType(MC->getType()))
     if (const FieldDecl *F = accessedField(MC, /*Through=*/false);
@@ -300,7 +338,7 @@ static void forEachCapturedValue(
       Cast && Cast->getCastKind() == CK_LValueToRValue) {
     const Expr *Sub = Cast->getSubExpr();
     auto K = kindOf(Sub->getType());
-    if (K && *K != ValueKind::Tensor)
+    if (K && *K != ValueKind::Tensor && *K != ValueKind::TensorList)
       if (const Decl *D = storageOf(Sub)) {
         Fn(D, *K, Sub);
         // An index still counts: `a[i]` reads i too.
@@ -1148,6 +1186,372 @@ void FrozenHostStateCheck::reportRelease(CaptureAnalysis &Analysis,
        "the graph is replayed here", DiagnosticIDs::Note);
 }
 
+//===----------------------------------------------------------------------===//
+// Inputs made anew on every call of a function that captures once
+//===----------------------------------------------------------------------===//
+
+/// \p E without implicit conversions, temporaries and one-argument
+/// constructions (`IValue(t)`, a copy).
+static const Expr *peelValue(const Expr *E) {
+  for (unsigned Depth = 0; E && Depth < 8; ++Depth) {
+    E = E->IgnoreImplicit()->IgnoreParens();
+    if (const auto *Cast = dyn_cast<CXXFunctionalCastExpr>(E)) {
+      E = Cast->getSubExpr();
+      continue;
+    }
+    const auto *Construct = dyn_cast<CXXConstructExpr>(E);
+    if (!Construct || Construct->getNumArgs() != 1 ||
+        isa<CXXStdInitializerListExpr>(
+            Construct->getArg(0)->IgnoreImplicit()))
+      return E;
+    E = Construct->getArg(0);
+  }
+  return E;
+}
+
+/// Whether \p E makes a new tensor: a libtorch factory (`at::full`,
+/// `torch::tensor`, `at::empty_like`, ...), a clone, tensor arithmetic.
+static bool isFreshTensor(CaptureAnalysis &Analysis, const Expr *E) {
+  E = peelValue(E);
+  const auto *Call = dyn_cast_or_null<CallExpr>(E);
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD || !isTensorType(Call->getType()))
+    return false;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call)) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    return MD && MD->getIdentifier() && MD->getName() == "clone";
+  }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call))
+    return Op->getNumArgs() == 2 &&
+           llvm::is_contained({OO_Plus, OO_Minus, OO_Star, OO_Slash},
+                              Op->getOperator());
+  static const NamePatterns Factories(
+      "at::tensor|torch::tensor|at::scalar_tensor|torch::scalar_tensor|"
+      "at::empty*|torch::empty*|at::zeros*|torch::zeros*|at::ones*|"
+      "torch::ones*|at::full*|torch::full*|at::rand*|torch::rand*|"
+      "at::arange|torch::arange|at::linspace|torch::linspace|at::eye|"
+      "torch::eye");
+  return Factories.matches(Analysis.nameOf(FD));
+}
+
+namespace {
+/// Where a per-call value is made, and the statement of the capturing
+/// function that makes or fills it.
+struct FreshOrigin {
+  SourceLocation Loc;
+  SourceRange Range;
+  std::string Name;
+  /// Made in a helper the capturing function calls (`prepare(inputs)`).
+  const Stmt *Fill = nullptr;
+  bool Tensor = true;
+};
+} // namespace
+
+/// The leaves of \p E, a value or a braced list of values.
+static void forEachElement(const Expr *E,
+                           llvm::function_ref<void(const Expr *)> Fn) {
+  if (!E)
+    return;
+  E = E->IgnoreImplicit()->IgnoreParens();
+  if (const auto *List = dyn_cast<CXXStdInitializerListExpr>(E))
+    return forEachElement(List->getSubExpr(), Fn);
+  if (const auto *Init = dyn_cast<InitListExpr>(E)) {
+    for (const Expr *Element : Init->inits())
+      forEachElement(Element, Fn);
+    return;
+  }
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(E);
+      Construct && Construct->getNumArgs() == 1 &&
+      isa<CXXStdInitializerListExpr>(Construct->getArg(0)->IgnoreImplicit()))
+    return forEachElement(Construct->getArg(0), Fn);
+  Fn(E);
+}
+
+/// The origin of \p E when it is a new tensor made in \p G: the
+/// expression itself, or a local of G initialized with one.
+static std::optional<FreshOrigin> freshValue(CaptureAnalysis &Analysis,
+                                             const Expr *E,
+                                             const FunctionDecl *G) {
+  if (isFreshTensor(Analysis, E))
+    return FreshOrigin{E->getBeginLoc(), E->getSourceRange(), "", nullptr};
+  const auto *DRE = dyn_cast<DeclRefExpr>(peelValue(E));
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() ||
+      VD->getType()->isReferenceType() ||
+      VD->getParentFunctionOrMethod() != G || !isTensorType(VD->getType()) ||
+      !VD->getInit() || !isFreshTensor(Analysis, VD->getInit()))
+    return std::nullopt;
+  return FreshOrigin{VD->getLocation(), VD->getSourceRange(),
+                     VD->getName().str(), nullptr};
+}
+
+/// Calls \p Fn for each new tensor that \p G puts into the container
+/// \p Container (a local or a reference parameter of G): `c.push_back(t)`,
+/// `c = {a, t}`, its initializer, and through helpers that take it by
+/// reference, a few calls deep.
+static void forEachFreshFill(
+    CaptureAnalysis &Analysis, const FunctionDecl *G, const Decl *Container,
+    unsigned Depth,
+    llvm::function_ref<void(const FreshOrigin &, const Stmt *)> Fn) {
+  auto Names = [&](const Expr *E) {
+    const auto *DRE = dyn_cast_or_null<DeclRefExpr>(
+        E ? E->IgnoreParenImpCasts() : nullptr);
+    return DRE && DRE->getDecl()->getCanonicalDecl() == Container;
+  };
+  auto Put = [&](const Expr *Value, const Stmt *At) {
+    forEachElement(Value, [&](const Expr *Element) {
+      if (auto O = freshValue(Analysis, Element, G))
+        Fn(*O, At);
+    });
+  };
+  if (const auto *VD = dyn_cast<VarDecl>(Container);
+      VD && !isa<ParmVarDecl>(VD) && VD->getInit())
+    Put(VD->getInit(), nullptr);
+  forEachStmt(G->getBody(), [&](const Stmt *S) {
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
+      const CXXMethodDecl *MD = MC->getMethodDecl();
+      if (MD && MD->getIdentifier() &&
+          llvm::is_contained(
+              {"push_back", "emplace_back", "insert", "emplace", "assign"},
+              MD->getName()) &&
+          Names(MC->getImplicitObjectArgument())) {
+        for (const Expr *Arg : MC->arguments())
+          Put(Arg, S);
+        return;
+      }
+    }
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+        Op && Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
+        Names(Op->getArg(0))) {
+      Put(Op->getArg(1), S);
+      return;
+    }
+    const auto *Call = dyn_cast<CallExpr>(S);
+    const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+    const FunctionDecl *Def = Callee ? definitionOf(Callee) : nullptr;
+    if (!Def || Depth >= 2 || Def->getCanonicalDecl() == G->getCanonicalDecl() ||
+        !Analysis.isUserLocation(Def->getLocation()))
+      return;
+    unsigned Shift = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Def)
+                         ? 1
+                         : 0;
+    for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
+      if (I < Shift || I - Shift >= Def->getNumParams() ||
+          !Names(Call->getArg(I)))
+        continue;
+      const ParmVarDecl *P = Def->getParamDecl(I - Shift);
+      QualType T = P->getType();
+      if (!T->isLValueReferenceType() ||
+          T.getNonReferenceType().isConstQualified())
+        continue;
+      forEachFreshFill(Analysis, Def, P->getCanonicalDecl(), Depth + 1,
+                       [&](const FreshOrigin &O, const Stmt *) { Fn(O, S); });
+    }
+  });
+}
+
+void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  // The locals each capture reads, with the read, by capture.
+  std::map<const RegionRoot *, std::vector<const CapturedRead *>> ByRoot;
+  for (const auto *Map : {&Reads, &AddressReads})
+    for (const auto &[Storage, List] : *Map)
+      for (const CapturedRead &R : List) {
+        const RegionRoot *Root = R.Site->Ctx.Root;
+        const auto *VD = dyn_cast<VarDecl>(Storage);
+        if (!Root->Owner || !Root->Call || !VD || isa<ParmVarDecl>(VD) ||
+            !VD->hasLocalStorage() || VD->getType()->isReferenceType() ||
+            VD->getParentFunctionOrMethod() != Root->Owner ||
+            (Map == &Reads && R.Kind != ValueKind::Tensor &&
+             R.Kind != ValueKind::TensorList))
+          continue;
+        ByRoot[Root].push_back(&R);
+      }
+  for (const auto &[Root, List] : ByRoot) {
+    // A graph kept beyond the call: a member, a global, a graph the caller
+    // passed by reference.
+    auto Graph = RootGraphs.find(Root);
+    if (Graph == RootGraphs.end() || !Graph->second.Key)
+      continue;
+    if (const auto *GV = dyn_cast<VarDecl>(Graph->second.Key);
+        GV && GV->hasLocalStorage() && !GV->getType()->isReferenceType() &&
+        !GV->getType()->isPointerType())
+      continue;
+    const FunctionDecl *F = Root->Owner;
+    CFG::BuildOptions Options;
+    Options.setAllAlwaysAdd();
+    std::unique_ptr<CFG> Cfg =
+        CFG::buildCFG(F, F->getBody(), &Analysis.context(), Options);
+    if (!Cfg)
+      continue;
+    // The innermost loop around the begin: a value made before it lives
+    // through every pass, the first of which may capture.
+    const Stmt *Loop = nullptr;
+    forEachStmt(F->getBody(), [&](const Stmt *S) {
+      if ((isa<ForStmt>(S) || isa<WhileStmt>(S) || isa<DoStmt>(S) ||
+           isa<CXXForRangeStmt>(S)) &&
+          !SM.isBeforeInTranslationUnit(Root->Call->getBeginLoc(),
+                                        S->getBeginLoc()) &&
+          !SM.isBeforeInTranslationUnit(S->getEndLoc(),
+                                        Root->Call->getBeginLoc()))
+        Loop = S; // children come after their parents
+    });
+    auto InsideLoop = [&](const Stmt *S) {
+      return !Loop ||
+             (!SM.isBeforeInTranslationUnit(S->getBeginLoc(),
+                                            Loop->getBeginLoc()) &&
+              !SM.isBeforeInTranslationUnit(Loop->getEndLoc(),
+                                            S->getBeginLoc()));
+    };
+    // What a statement does on the way from the origin: begins a capture
+    // again (or kills the graph), replays what this capture recorded.
+    enum class Effect { None, Recaptures, Replays };
+    auto EffectOf = [&](const Stmt *S) {
+      if (S == Root->Call)
+        return Effect::Recaptures;
+      const auto *Call = dyn_cast<CallExpr>(S);
+      if (!Call)
+        return Effect::None;
+      if (isBegin(Analysis, Call) || isKill(Analysis, Call))
+        return Effect::Recaptures;
+      if (auto G = replayOf(Analysis, Call))
+        return replaysCaptured(Root, *G) ? Effect::Replays : Effect::None;
+      if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+        const Summary &Sum = summaryOf(Analysis, Callee);
+        if (Sum.Captures || Sum.Kills)
+          return Effect::Recaptures;
+        for (const GraphRef &G : Sum.Replays)
+          if (replaysCaptured(Root, G))
+            return Effect::Replays;
+      }
+      return Effect::None;
+    };
+    // A replay reached from \p From without passing a begin: a later call
+    // that skips the capture replays what an earlier call captured.
+    auto ReplayAfter = [&](const Stmt *From) -> const Stmt * {
+      std::vector<const CFGBlock *> Work;
+      llvm::DenseSet<const CFGBlock *> Seen;
+      for (const CFGBlock *B : *Cfg) {
+        bool Started = false;
+        for (const CFGElement &E : *B) {
+          auto CS = E.getAs<CFGStmt>();
+          if (!CS)
+            continue;
+          if (!Started) {
+            Started = CS->getStmt() == From;
+            continue;
+          }
+          Effect X = EffectOf(CS->getStmt());
+          if (X == Effect::Replays)
+            return CS->getStmt();
+          if (X == Effect::Recaptures)
+            return nullptr;
+        }
+        if (Started) {
+          for (const CFGBlock *Succ : B->succs())
+            if (Succ && Seen.insert(Succ).second)
+              Work.push_back(Succ);
+          break;
+        }
+      }
+      while (!Work.empty()) {
+        const CFGBlock *B = Work.back();
+        Work.pop_back();
+        bool Stopped = false;
+        for (const CFGElement &E : *B) {
+          auto CS = E.getAs<CFGStmt>();
+          if (!CS)
+            continue;
+          Effect X = EffectOf(CS->getStmt());
+          if (X == Effect::Replays)
+            return CS->getStmt();
+          if (X == Effect::Recaptures) {
+            Stopped = true;
+            break;
+          }
+        }
+        if (!Stopped)
+          for (const CFGBlock *Succ : B->succs())
+            if (Succ && Seen.insert(Succ).second)
+              Work.push_back(Succ);
+      }
+      return nullptr;
+    };
+    // The statement of F that declares \p VD (the CFG's DeclStmt).
+    auto DeclOf = [&](const VarDecl *VD) -> const Stmt * {
+      const Stmt *Found = nullptr;
+      forEachStmt(F->getBody(), [&](const Stmt *S) {
+        if (const auto *DS = dyn_cast<DeclStmt>(S); DS && !Found)
+          for (const Decl *D : DS->decls())
+            if (D->getCanonicalDecl() == VD->getCanonicalDecl())
+              Found = S;
+      });
+      return Found;
+    };
+    for (const CapturedRead *R : List) {
+      const auto *VD = cast<VarDecl>(R->Storage);
+      std::vector<std::pair<FreshOrigin, const Stmt *>> Origins;
+      const Stmt *Declared = DeclOf(VD);
+      if (!Declared)
+        continue;
+      if (AddressReads.count(VD->getCanonicalDecl())) {
+        Origins.push_back({FreshOrigin{VD->getLocation(), VD->getSourceRange(),
+                                       VD->getName().str(), nullptr, false},
+                           Declared});
+      } else if (R->Kind == ValueKind::Tensor) {
+        if (VD->getInit() && isFreshTensor(Analysis, VD->getInit()))
+          Origins.push_back({FreshOrigin{VD->getLocation(),
+                                         VD->getSourceRange(),
+                                         VD->getName().str(), nullptr},
+                             Declared});
+      } else {
+        forEachFreshFill(Analysis, F, VD->getCanonicalDecl(), 0,
+                         [&](const FreshOrigin &O, const Stmt *At) {
+                           FreshOrigin Copy = O;
+                           if (Copy.Name.empty())
+                             Copy.Name = VD->getName().str();
+                           Copy.Fill = At;
+                           Origins.push_back({Copy, At ? At : Declared});
+                         });
+      }
+      for (const auto &[Origin, At] : Origins) {
+        if (!InsideLoop(At))
+          continue;
+        const Stmt *Replay = ReplayAfter(At);
+        if (!Replay)
+          continue;
+        Hazard H = *PerCall;
+        std::string Effect = "is made anew on every call of '" +
+                             F->getNameAsString() +
+                             "', but the graph captured on an earlier call "
+                             "keeps reading that call's ";
+        Effect += Origin.Tensor ? "tensor" : "buffer";
+        H.Effect = Effect;
+        SourceLocation Loc = Analysis.visibleLoc(Origin.Loc);
+        if (!reportHazard(Analysis, H, Loc, Origin.Range,
+                          "'" + Origin.Name + "'", F, R->Site->Ctx.Chain,
+                          Root))
+          continue;
+        if (Origin.Fill && Origin.Fill->getBeginLoc() != Origin.Loc &&
+            Origin.Name != VD->getName())
+          diag(Analysis.visibleLoc(Origin.Fill->getBeginLoc()),
+               "'%0' is filled here", DiagnosticIDs::Note)
+              << VD->getName();
+        diag(Analysis.visibleLoc(R->Use->getBeginLoc()),
+             AddressReads.count(VD->getCanonicalDecl())
+                 ? "the graph is given the address of '%0' here during capture"
+                 : "the graph reads '%0' here during capture",
+             DiagnosticIDs::Note)
+            << VD->getName();
+        addChainNotes(Analysis, R->Site->Ctx.Chain, Root);
+        diag(Analysis.visibleLoc(Replay->getBeginLoc()),
+             "the graph is replayed here, on a call that skips the capture",
+             DiagnosticIDs::Note);
+      }
+    }
+  }
+}
+
 void FrozenHostStateCheck::checkCapture(CaptureAnalysis &Analysis) {
   Summaries.clear();
   collectReads(Analysis);
@@ -1162,6 +1566,7 @@ void FrozenHostStateCheck::checkCapture(CaptureAnalysis &Analysis) {
   for (const FunctionDecl *FD : Functions)
     if (FD->getBody())
       checkFunction(Analysis, FD);
+  checkPerCallInputs(Analysis);
 }
 
 } // namespace clang::tidy::cudagraph

@@ -36,7 +36,7 @@ protected:
   void checkCapture(CaptureAnalysis &Analysis) override;
 
 public:
-  enum class ValueKind { Tensor, Pointer, Scalar };
+  enum class ValueKind { Tensor, TensorList, Pointer, Scalar };
 
   /// A variable or field that captured work reads.
   struct CapturedRead {
@@ -96,6 +96,9 @@ private:
                                     const FunctionDecl *Except) const;
   void reportRelease(CaptureAnalysis &Analysis, const FunctionDecl *FD,
                      const Finding &F);
+  /// Locals made anew on every call that a capture the function skips on
+  /// later calls reads (per-call-input).
+  void checkPerCallInputs(CaptureAnalysis &Analysis);
   const Summary &summaryOf(CaptureAnalysis &Analysis, const FunctionDecl *FD,
                            unsigned Depth = 0);
 
@@ -119,6 +122,7 @@ private:
   const Hazard *Reassigned = nullptr;
   const Hazard *Scalar = nullptr;
   const Hazard *Freed = nullptr;
+  const Hazard *PerCall = nullptr;
   std::vector<ReplaySite> ReplaySites;
   std::map<const RegionRoot *, GraphRef> RootGraphs;
   /// Raw executables and the graphs instantiated into them (null: a graph

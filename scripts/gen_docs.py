@@ -63,6 +63,10 @@ def names_cell(h):
                 "array) going out of scope, or a pointer captured work reads passed to `free`, "
                 "`delete`, `cudaFree`, `cudaFreeHost`, after capture where a replay of the "
                 "graph follows")
+    if h["kind"] == "FrozenState" and h["id"] == "per-call-input":
+        return ("a local made anew on every call (a tensor from a factory, a container a "
+                "helper fills with new tensors, a host buffer) that a capture reads, in a "
+                "function that skips the capture on later calls and replays the graph")
     if h["kind"] == "FrozenState":
         return ("a host scalar passed by value to captured work, modified after capture "
                 "where a replay of the graph follows")

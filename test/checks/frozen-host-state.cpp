@@ -3,7 +3,9 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <cuda_runtime.h>
+#include <torch/script.h>
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -717,3 +719,133 @@ void keptArguments(const void *fn, float *d, cudaStream_t s,
   cudaGraphInstantiate(out, *g, 0);
 }
 void launchKept(cudaGraphExec_t e, cudaStream_t s) { cudaGraphLaunch(e, s); }
+
+//===--- inputs made anew on every call of a function that captures once -===//
+
+// The graph is captured on the first call only; each later call makes a new
+// tensor and replays a graph that still reads the first call's.
+struct ScaledStep {
+  at::cuda::CUDAGraph graph_;
+  bool captured_ = false;
+  at::Tensor in_, out_, scale_;
+  void step(double factor) {
+    at::Tensor scale = at::full({1}, factor, in_.options());
+    // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'scale' is made anew on every call of 'step', but the graph captured on an earlier call keeps reading that call's tensor: later replays ignore the new value and read memory freed when that call returned; keep one persistent input (a member made with the graph), copy each call's value into it before the replay and capture with it (hazard: per-call-input) [cudagraph-frozen-host-state]
+    // CHECK-MESSAGES: :[[@LINE+4]]:20: note: the graph reads 'scale' here during capture
+    // CHECK-MESSAGES: :[[@LINE+2]]:14: note: CUDA graph capture begins here (global mode)
+    if (!captured_) {
+      graph_.capture_begin();
+      out_ = in_ * scale;
+      graph_.capture_end();
+      captured_ = true;
+    }
+    graph_.replay();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: the graph is replayed here, on a call that skips the capture
+  }
+  // The same value written into a persistent tensor: the graph reads it.
+  void stepInPlace(double factor) {
+    scale_.fill_(factor);
+    at::Tensor scale = scale_;
+    if (!captured_) {
+      graph_.capture_begin();
+      out_ = in_ * scale;
+      graph_.capture_end();
+      captured_ = true;
+    }
+    graph_.replay();
+  }
+  // Captured on every call: the graph always reads this call's tensor.
+  void stepRecapture(double factor) {
+    at::Tensor scale = at::full({1}, factor, in_.options());
+    graph_.reset();
+    graph_.capture_begin();
+    out_ = in_ * scale;
+    graph_.capture_end();
+    graph_.replay();
+  }
+  // Made once before a loop whose first pass captures: alive for every
+  // replay of this call.
+  void loop(int steps) {
+    at::Tensor scale = at::full({1}, 2.0, in_.options());
+    for (int i = 0; i < steps; ++i) {
+      if (i == 0) {
+        graph_.capture_begin();
+        out_ = in_ * scale;
+        graph_.capture_end();
+      }
+      graph_.replay();
+    }
+  }
+};
+
+// A TorchScript model whose inputs a helper fills: persistent positions,
+// and one new tensor per global parameter, made on every call.
+struct ModelForce {
+  torch::jit::script::Module module_;
+  std::map<bool, at::cuda::CUDAGraph> graphs_;
+  at::Tensor positions_, energy_;
+  std::vector<double> params_;
+
+  void prepare(std::vector<torch::jit::IValue> &inputs) {
+    inputs = {positions_};
+    for (double p : params_) {
+      at::Tensor param = torch::tensor(p);
+      // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: 'param' is made anew on every call of 'execute', but the graph captured on an earlier call keeps reading that call's tensor
+      inputs.push_back(param);
+    }
+  }
+  static void run(torch::jit::script::Module &m,
+                  std::vector<torch::jit::IValue> &inputs, at::Tensor &energy) {
+    energy = m.forward(inputs).toTensor();
+  }
+  double execute(bool forces) {
+    std::vector<torch::jit::IValue> inputs;
+    prepare(inputs);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: 'inputs' is filled here
+    if (graphs_.find(forces) == graphs_.end()) {
+      run(module_, inputs, energy_);
+      graphs_[forces].capture_begin();
+      run(module_, inputs, energy_);
+      // CHECK-MESSAGES: :[[@LINE-1]]:20: note: the graph reads 'inputs' here during capture
+      // CHECK-MESSAGES: :[[@LINE-2]]:7: note: 'ModelForce::run' is called here during capture
+      // CHECK-MESSAGES: :[[@LINE-4]]:23: note: CUDA graph capture begins here (global mode)
+      graphs_[forces].capture_end();
+    }
+    graphs_[forces].replay();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: the graph is replayed here, on a call that skips the capture
+    return 0.0;
+  }
+  // Inputs that are all persistent tensors: the graph reads the same ones.
+  double executeStatic(bool forces) {
+    std::vector<torch::jit::IValue> inputs{positions_};
+    if (graphs_.find(forces) == graphs_.end()) {
+      graphs_[forces].capture_begin();
+      run(module_, inputs, energy_);
+      graphs_[forces].capture_end();
+    }
+    graphs_[forces].replay();
+    return 0.0;
+  }
+};
+
+// Raw CUDA: a host staging vector made on every call, uploaded by a graph
+// captured once and launched on every call.
+struct Uploader {
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_ = nullptr;
+  float *d_ = nullptr;
+  void push(float value, cudaStream_t s) {
+    std::vector<float> staged(16, value);
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: 'staged' is made anew on every call of 'push', but the graph captured on an earlier call keeps reading that call's buffer: later replays
+    if (!exec_) {
+      cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+      cudaMemcpyAsync(d_, staged.data(), 64, cudaMemcpyHostToDevice, s);
+      // CHECK-MESSAGES: :[[@LINE-1]]:27: note: the graph is given the address of 'staged' here during capture
+      // CHECK-MESSAGES: :[[@LINE-3]]:7: note: CUDA graph capture begins here (global mode)
+      cudaStreamEndCapture(s, &graph_);
+      cudaGraphInstantiate(&exec_, graph_, 0);
+    }
+    cudaGraphLaunch(exec_, s);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: the graph is replayed here, on a call that skips the capture
+  }
+};

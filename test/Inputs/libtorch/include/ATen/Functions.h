@@ -32,6 +32,7 @@ TORCH_API Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions 
 TORCH_API Tensor full(IntArrayRef size, const Scalar& fill_value,
                       std::optional<ScalarType> dtype, std::optional<Layout> layout,
                       std::optional<Device> device, std::optional<bool> pin_memory);
+TORCH_API Tensor scalar_tensor(const Scalar& s, TensorOptions options = {});
 TORCH_API Tensor rand(IntArrayRef size, TensorOptions options = {});
 TORCH_API Tensor rand(IntArrayRef size, std::optional<Generator> generator,
                       TensorOptions options = {});

@@ -13,6 +13,7 @@ namespace detail {
 // The nested-braces and vector forms torch::tensor accepts.
 class TensorDataContainer {
  public:
+  TensorDataContainer(double value);
   TensorDataContainer(std::initializer_list<double> values);
   TensorDataContainer(std::initializer_list<float> values);
   TensorDataContainer(std::initializer_list<int64_t> values);
