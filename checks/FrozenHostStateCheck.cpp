@@ -1374,8 +1374,7 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
     if (Graph == RootGraphs.end() || !Graph->second.Key)
       continue;
     if (const auto *GV = dyn_cast<VarDecl>(Graph->second.Key);
-        GV && GV->hasLocalStorage() && !GV->getType()->isReferenceType() &&
-        !GV->getType()->isPointerType())
+        GV && GV->hasLocalStorage() && !isa<ParmVarDecl>(GV))
       continue;
     const FunctionDecl *F = Root->Owner;
     CFG::BuildOptions Options;
@@ -1515,7 +1514,8 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
                          });
       }
       for (const auto &[Origin, At] : Origins) {
-        if (!InsideLoop(At))
+        // Made under the capture: each capture reads its own call's value.
+        if (!InsideLoop(At) || Analysis.contextOf(F, At))
           continue;
         const Stmt *Replay = ReplayAfter(At);
         if (!Replay)

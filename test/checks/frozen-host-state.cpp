@@ -828,6 +828,28 @@ struct ModelForce {
   }
 };
 
+// Made after the begin, in the region: each capture reads its own call's
+// buffer; a graph handle kept in a local is captured on every call.
+struct CallbackData {
+  double *result;
+};
+void hostCallback(void *);
+void captureWithCallback(double *d, cudaStream_t s) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  double result = 0;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(&result, d, sizeof(double), cudaMemcpyDeviceToHost, s);
+  CallbackData data = {&result};
+  cudaLaunchHostFunc(s, hostCallback, &data);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  for (int i = 0; i < 4; ++i)
+    cudaGraphLaunch(exec, s);
+  cudaStreamSynchronize(s);
+  cudaGraphExecDestroy(exec);
+}
+
 // Raw CUDA: a host staging vector made on every call, uploaded by a graph
 // captured once and launched on every call.
 struct Uploader {
