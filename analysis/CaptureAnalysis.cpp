@@ -736,6 +736,26 @@ static bool waitsForThread(const FunctionDecl *FD) {
   return false;
 }
 
+/// Whether one of \p Calls waits for a thread (waitsForThread) strictly
+/// between \p First and \p Second (expansion locations).
+static bool waitedBetween(const SourceManager &SM,
+                          llvm::ArrayRef<CallSite> Calls,
+                          SourceLocation First, SourceLocation Second) {
+  return llvm::any_of(Calls, [&](const CallSite &Other) {
+    if (Other.K != CallSite::Kind::Call || !Other.S ||
+        !waitsForThread(Other.Callee))
+      return false;
+    SourceLocation At = SM.getExpansionLoc(Other.S->getBeginLoc());
+    return SM.isBeforeInTranslationUnit(First, At) &&
+           SM.isBeforeInTranslationUnit(At, Second);
+  });
+}
+
+bool CaptureAnalysis::isReached(const FunctionDecl *FD) const {
+  auto Under = Reached.lower_bound({FD, 0, std::string()});
+  return Under != Reached.end() && std::get<0>(Under->first) == FD;
+}
+
 /// Whether \p S (a thread start) is the initializer of a local whose scope
 /// ends before \p Before: a std::jthread or a std::async future joins there.
 static bool scopeEndsBefore(ASTContext &Ctx, const Stmt *S,
@@ -911,17 +931,8 @@ void CaptureAnalysis::addOtherThreadRoots() {
         SourceLocation BeginLoc = SM.getExpansionLoc(Begin->Call->getBeginLoc());
         if (!SM.isBeforeInTranslationUnit(Start, BeginLoc))
           continue;
-        bool Joined = scopeEndsBefore(Ctx, Site.S, BeginLoc) ||
-                      llvm::any_of(Calls, [&](const CallSite &Other) {
-                        if (Other.K != CallSite::Kind::Call || !Other.S ||
-                            !waitsForThread(Other.Callee))
-                          return false;
-                        SourceLocation At =
-                            SM.getExpansionLoc(Other.S->getBeginLoc());
-                        return SM.isBeforeInTranslationUnit(Start, At) &&
-                               SM.isBeforeInTranslationUnit(At, BeginLoc);
-                      });
-        if (Joined)
+        if (scopeEndsBefore(Ctx, Site.S, BeginLoc) ||
+            waitedBetween(SM, Calls, Start, BeginLoc))
           continue;
         Started.insert(Site.S);
         StartThread(FD, Site, Def, Begin);
@@ -934,8 +945,7 @@ void CaptureAnalysis::addOtherThreadRoots() {
       if (HasOwnBegins.count(FD) || !FD->getBody())
         continue;
       // Run under a capture: its thread starts are that capture's (addSite).
-      auto Under = Reached.lower_bound({FD, 0, std::string()});
-      if (Under != Reached.end() && std::get<0>(Under->first) == FD)
+      if (isReached(FD))
         continue;
       llvm::ArrayRef<CallSite> Calls = Flows->callsIn(FD);
       for (const CallSite &Site : Calls) {
@@ -999,8 +1009,7 @@ void CaptureAnalysis::addSiblingThreadRoots(
     if (!FD->getBody())
       continue;
     // Run under a capture: its thread starts are that capture's (addSite).
-    auto Under = Reached.lower_bound({FD, 0, std::string()});
-    if (Under != Reached.end() && std::get<0>(Under->first) == FD)
+    if (isReached(FD))
       continue;
     llvm::ArrayRef<CallSite> Calls = Flows->callsIn(FD);
     struct Start {
@@ -1023,14 +1032,7 @@ void CaptureAnalysis::addSiblingThreadRoots(
       SourceLocation First = At(A), Second = At(B);
       if (SM.isBeforeInTranslationUnit(Second, First))
         std::swap(First, Second);
-      return llvm::any_of(Calls, [&](const CallSite &Other) {
-        if (Other.K != CallSite::Kind::Call || !Other.S ||
-            !waitsForThread(Other.Callee))
-          return false;
-        SourceLocation W = At(Other.S);
-        return SM.isBeforeInTranslationUnit(First, W) &&
-               SM.isBeforeInTranslationUnit(W, Second);
-      });
+      return waitedBetween(SM, Calls, First, Second);
     };
     for (const Start &Other : Starts) {
       if (Other.Begin || Started.contains(Other.Site->S))
@@ -1076,10 +1078,7 @@ void CaptureAnalysis::addCrossFileRoots() {
     return L.second->Chain.size() < R.second->Chain.size();
   });
   for (auto [Def, R] : Roots) {
-    bool Already = llvm::any_of(Reached, [&](const auto &Entry) {
-      return std::get<0>(Entry.first) == Def;
-    });
-    if (Already)
+    if (isReached(Def))
       continue;
     RegionRoot &Root = ListedRoots.emplace_back();
     Root.K = RegionRoot::Kind::CrossFile;

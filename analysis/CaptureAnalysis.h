@@ -224,6 +224,8 @@ private:
   /// Roots the functions of threads started before a global-mode capture
   /// begins and not joined before it.
   void addOtherThreadRoots();
+  /// Whether some capture reaches \p FD already.
+  bool isReached(const FunctionDecl *FD) const;
   void addSiblingThreadRoots(
       const llvm::DenseSet<const Stmt *> &Started,
       llvm::function_ref<void(const FunctionDecl *, const CallSite &,

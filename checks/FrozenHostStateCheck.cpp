@@ -367,6 +367,17 @@ static const Expr *argumentFor(const Stmt *Site, const ParmVarDecl *P) {
   return Arg;
 }
 
+/// Whether \p Call launches a kernel with a kernel-parameter array
+/// (`void *args[]`), which the launch copies at the call.
+static bool takesParameterArray(CaptureAnalysis &Analysis,
+                                const CallExpr *Call) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  static const NamePatterns Launches(
+      "cudaLaunchKernel*|cudaLaunchCooperativeKernel*|cuLaunchKernel*|"
+      "cuLaunchCooperativeKernel*");
+  return FD && Launches.matches(Analysis.nameOf(FD));
+}
+
 /// Calls \p Fn for the variable or field each kernel-parameter array
 /// element of a launch call points at: `void *args[] = {&d_x, &n};
 /// cuLaunchKernel(..., args, ...)` hands the launch the values of d_x and n,
@@ -374,9 +385,7 @@ static const Expr *argumentFor(const Stmt *Site, const ParmVarDecl *P) {
 static void forEachLaunchParameter(
     CaptureAnalysis &Analysis, const CallExpr *Call,
     llvm::function_ref<void(const Decl *, ValueKind, const Expr *)> Fn) {
-  const FunctionDecl *FD = Call->getDirectCallee();
-  static const NamePatterns Launches("cudaLaunch*|cuLaunch*");
-  if (!FD || !Launches.matches(Analysis.nameOf(FD)))
+  if (!takesParameterArray(Analysis, Call))
     return;
   for (const Expr *Arg : Call->arguments()) {
     const auto *DRE = dyn_cast<DeclRefExpr>(Arg->IgnoreParenCasts());
@@ -558,11 +567,7 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
     forEachLaunchParameter(Analysis, Call, Visit);
     // A launch copies its kernel-parameter array at the call; other work
     // keeps the addresses it is given.
-    static const NamePatterns ParameterArrays(
-        "cudaLaunchKernel*|cudaLaunchCooperativeKernel*|cuLaunchKernel*|"
-        "cuLaunchCooperativeKernel*");
-    const FunctionDecl *Callee = Call->getDirectCallee();
-    if (!Callee || !ParameterArrays.matches(Analysis.nameOf(Callee)))
+    if (!takesParameterArray(Analysis, Call))
       for (const Expr *Arg : Call->arguments())
         if (const VarDecl *Local = addressedLocal(Arg);
             Local && !Local->isStaticLocal()) {
