@@ -1358,20 +1358,52 @@ static void forEachFreshFill(
 void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
   const SourceManager &SM = Analysis.context().getSourceManager();
   // The locals each capture reads, with the read, by capture.
-  std::map<const RegionRoot *, std::vector<const CapturedRead *>> ByRoot;
+  // Parameters of the capturing function, read by the capture: what its
+  // callers pass.
+  std::map<const RegionRoot *, std::vector<const CapturedRead *>> ByRoot,
+      ParamsByRoot;
   for (const auto *Map : {&Reads, &AddressReads})
     for (const auto &[Storage, List] : *Map)
       for (const CapturedRead &R : List) {
         const RegionRoot *Root = R.Site->Ctx.Root;
         const auto *VD = dyn_cast<VarDecl>(Storage);
-        if (!Root->Owner || !Root->Call || !VD || isa<ParmVarDecl>(VD) ||
-            !VD->hasLocalStorage() || VD->getType()->isReferenceType() ||
-            VD->getParentFunctionOrMethod() != Root->Owner ||
+        if (!Root->Owner || !Root->Call || !VD || !VD->hasLocalStorage() ||
             (Map == &Reads && R.Kind != ValueKind::Tensor &&
              R.Kind != ValueKind::TensorList))
           continue;
+        if (const auto *P = dyn_cast<ParmVarDecl>(VD)) {
+          if (Map == &Reads && P->getDeclContext() == Root->Owner)
+            ParamsByRoot[Root].push_back(&R);
+          continue;
+        }
+        if (VD->getType()->isReferenceType() ||
+            VD->getParentFunctionOrMethod() != Root->Owner)
+          continue;
         ByRoot[Root].push_back(&R);
       }
+  for (const auto &[Root, Params] : ParamsByRoot)
+    ByRoot.try_emplace(Root);
+  // Calls of each capturing function whose parameters a capture reads.
+  llvm::DenseMap<const FunctionDecl *,
+                 std::vector<std::pair<const CallExpr *, const FunctionDecl *>>>
+      CallsOf;
+  if (!ParamsByRoot.empty()) {
+    llvm::DenseSet<const FunctionDecl *> Wanted;
+    for (const auto &[Root, Params] : ParamsByRoot)
+      Wanted.insert(Root->Owner->getCanonicalDecl());
+    forEachUserFunction(
+        Analysis.context(), Analysis.code(),
+        [&](const FunctionDecl *Caller) {
+          forEachStmt(Caller->getBody(), [&](const Stmt *S) {
+            const auto *Call = dyn_cast<CallExpr>(S);
+            const FunctionDecl *Callee =
+                Call ? Call->getDirectCallee() : nullptr;
+            if (Callee && Wanted.contains(Callee->getCanonicalDecl()))
+              CallsOf[Callee->getCanonicalDecl()].push_back({Call, Caller});
+          });
+        },
+        FunctionWalk::Instantiated);
+  }
   for (const auto &[Root, List] : ByRoot) {
     // A graph kept beyond the call: a member, a global, a graph the caller
     // passed by reference.
@@ -1388,25 +1420,26 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
         CFG::buildCFG(F, F->getBody(), &Analysis.context(), Options);
     if (!Cfg)
       continue;
-    // The innermost loop around the begin: a value made before it lives
-    // through every pass, the first of which may capture.
-    const Stmt *Loop = nullptr;
-    forEachStmt(F->getBody(), [&](const Stmt *S) {
-      if ((isa<ForStmt>(S) || isa<WhileStmt>(S) || isa<DoStmt>(S) ||
-           isa<CXXForRangeStmt>(S)) &&
-          !SM.isBeforeInTranslationUnit(Root->Call->getBeginLoc(),
-                                        S->getBeginLoc()) &&
-          !SM.isBeforeInTranslationUnit(S->getEndLoc(),
-                                        Root->Call->getBeginLoc()))
-        Loop = S; // children come after their parents
-    });
-    auto InsideLoop = [&](const Stmt *S) {
-      return !Loop ||
-             (!SM.isBeforeInTranslationUnit(S->getBeginLoc(),
-                                            Loop->getBeginLoc()) &&
-              !SM.isBeforeInTranslationUnit(Loop->getEndLoc(),
-                                            S->getBeginLoc()));
+    // The innermost loop of \p G around \p At: a value made before it
+    // lives through every pass, the first of which may capture.
+    auto Within = [&](const Stmt *Outer, const Stmt *S) {
+      return !SM.isBeforeInTranslationUnit(S->getBeginLoc(),
+                                           Outer->getBeginLoc()) &&
+             !SM.isBeforeInTranslationUnit(Outer->getEndLoc(),
+                                           S->getBeginLoc());
     };
+    auto LoopAround = [&](const FunctionDecl *G, const Stmt *At) {
+      const Stmt *Loop = nullptr;
+      forEachStmt(G->getBody(), [&](const Stmt *S) {
+        if ((isa<ForStmt>(S) || isa<WhileStmt>(S) || isa<DoStmt>(S) ||
+             isa<CXXForRangeStmt>(S)) &&
+            Within(S, At))
+          Loop = S; // children come after their parents
+      });
+      return Loop;
+    };
+    const Stmt *Loop = LoopAround(F, Root->Call);
+    auto InsideLoop = [&](const Stmt *S) { return !Loop || Within(Loop, S); };
     // What a statement does on the way from the origin: begins a capture
     // again (or kills the graph), replays what this capture recorded.
     enum class Effect { None, Recaptures, Replays };
@@ -1435,7 +1468,11 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
     auto ReplayAfter = [&](const Stmt *From) -> const Stmt * {
       std::vector<const CFGBlock *> Work;
       llvm::DenseSet<const CFGBlock *> Seen;
+      if (!From) // from the entry
+        Work.push_back(&Cfg->getEntry());
       for (const CFGBlock *B : *Cfg) {
+        if (!From)
+          break;
         bool Started = false;
         for (const CFGElement &E : *B) {
           auto CS = E.getAs<CFGStmt>();
@@ -1492,6 +1529,52 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
       });
       return Found;
     };
+    // Reports \p Origin, made anew on each call of \p Maker (the capturing
+    // function, or a caller passing it at \p PassedAt), read as \p Read.
+    auto Report = [&](const FreshOrigin &Origin, const FunctionDecl *Maker,
+                      const CapturedRead &Read, StringRef ReadName,
+                      const CallExpr *PassedAt, const Stmt *Replay) {
+      Hazard H = *PerCall;
+      std::string Effect = "is made anew on every call of '" +
+                           Maker->getNameAsString() + "', but the graph ";
+      if (PassedAt)
+        Effect += "'" + F->getNameAsString() + "' captured ";
+      else
+        Effect += "captured ";
+      Effect += "on an earlier call keeps reading that call's ";
+      Effect += Origin.Tensor ? "tensor" : "buffer";
+      H.Effect = Effect;
+      SourceLocation Loc = Analysis.visibleLoc(Origin.Loc);
+      if (!reportHazard(Analysis, H, Loc, Origin.Range,
+                        "'" + Origin.Name + "'", Maker, Read.Site->Ctx.Chain,
+                        Root))
+        return;
+      StringRef Holder = ReadName;
+      if (PassedAt && Origin.Fill)
+        if (const auto *DRE = dyn_cast<DeclRefExpr>(
+                argumentFor(PassedAt, cast<ParmVarDecl>(Read.Storage))
+                    ->IgnoreParenImpCasts()))
+          Holder = DRE->getDecl()->getName();
+      if (Origin.Fill && Origin.Fill->getBeginLoc() != Origin.Loc &&
+          Origin.Name != Holder)
+        diag(Analysis.visibleLoc(Origin.Fill->getBeginLoc()),
+             "'%0' is filled here", DiagnosticIDs::Note)
+            << Holder;
+      if (PassedAt)
+        diag(Analysis.visibleLoc(PassedAt->getBeginLoc()),
+             "passed to '%0' here", DiagnosticIDs::Note)
+            << F->getNameAsString();
+      diag(Analysis.visibleLoc(Read.Use->getBeginLoc()),
+           AddressReads.count(Read.Storage)
+               ? "the graph is given the address of '%0' here during capture"
+               : "the graph reads '%0' here during capture",
+           DiagnosticIDs::Note)
+          << ReadName;
+      addChainNotes(Analysis, Read.Site->Ctx.Chain, Root);
+      diag(Analysis.visibleLoc(Replay->getBeginLoc()),
+           "the graph is replayed here, on a call that skips the capture",
+           DiagnosticIDs::Note);
+    };
     for (const CapturedRead *R : List) {
       const auto *VD = cast<VarDecl>(R->Storage);
       std::vector<std::pair<FreshOrigin, const Stmt *>> Origins;
@@ -1522,36 +1605,66 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
         // Made under the capture: each capture reads its own call's value.
         if (!InsideLoop(At) || Analysis.contextOf(F, At))
           continue;
-        const Stmt *Replay = ReplayAfter(At);
-        if (!Replay)
+        if (const Stmt *Replay = ReplayAfter(At))
+          Report(Origin, F, *R, VD->getName(), nullptr, Replay);
+      }
+    }
+    // A caller's new tensor, passed for a parameter the capture reads: the
+    // graph keeps the one of the call that captured.
+    auto Params = ParamsByRoot.find(Root);
+    if (Params == ParamsByRoot.end())
+      continue;
+    const Stmt *FromEntry = ReplayAfter(nullptr);
+    if (!FromEntry)
+      continue;
+    for (const CapturedRead *R : Params->second) {
+      const auto *P = cast<ParmVarDecl>(R->Storage);
+      for (const auto &[Call, Caller] : CallsOf[F->getCanonicalDecl()]) {
+        if (Caller->getCanonicalDecl() == F->getCanonicalDecl())
           continue;
-        Hazard H = *PerCall;
-        std::string Effect = "is made anew on every call of '" +
-                             F->getNameAsString() +
-                             "', but the graph captured on an earlier call "
-                             "keeps reading that call's ";
-        Effect += Origin.Tensor ? "tensor" : "buffer";
-        H.Effect = Effect;
-        SourceLocation Loc = Analysis.visibleLoc(Origin.Loc);
-        if (!reportHazard(Analysis, H, Loc, Origin.Range,
-                          "'" + Origin.Name + "'", F, R->Site->Ctx.Chain,
-                          Root))
+        // A capturing object local to the caller dies with the values.
+        if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+          if (const auto *Obj = dyn_cast<DeclRefExpr>(
+                  MC->getImplicitObjectArgument()->IgnoreParenImpCasts()))
+            if (const auto *OV = dyn_cast<VarDecl>(Obj->getDecl());
+                OV && OV->hasLocalStorage() &&
+                !OV->getType()->isReferenceType() &&
+                !OV->getType()->isPointerType())
+              continue;
+        const Expr *Arg = argumentFor(Call, P);
+        if (!Arg)
           continue;
-        if (Origin.Fill && Origin.Fill->getBeginLoc() != Origin.Loc &&
-            Origin.Name != VD->getName())
-          diag(Analysis.visibleLoc(Origin.Fill->getBeginLoc()),
-               "'%0' is filled here", DiagnosticIDs::Note)
-              << VD->getName();
-        diag(Analysis.visibleLoc(R->Use->getBeginLoc()),
-             AddressReads.count(VD->getCanonicalDecl())
-                 ? "the graph is given the address of '%0' here during capture"
-                 : "the graph reads '%0' here during capture",
-             DiagnosticIDs::Note)
-            << VD->getName();
-        addChainNotes(Analysis, R->Site->Ctx.Chain, Root);
-        diag(Analysis.visibleLoc(Replay->getBeginLoc()),
-             "the graph is replayed here, on a call that skips the capture",
-             DiagnosticIDs::Note);
+        std::vector<FreshOrigin> Origins;
+        if (R->Kind == ValueKind::Tensor) {
+          if (auto O = freshValue(Analysis, Arg, Caller)) {
+            if (O->Name.empty())
+              O->Name = P->getName().str();
+            Origins.push_back(*O);
+          }
+        } else if (const auto *DRE =
+                       dyn_cast<DeclRefExpr>(Arg->IgnoreParenImpCasts())) {
+          const auto *Container = dyn_cast<VarDecl>(DRE->getDecl());
+          if (Container && !isa<ParmVarDecl>(Container) &&
+              Container->hasLocalStorage() &&
+              !Container->getType()->isReferenceType())
+            forEachFreshFill(Analysis, Caller, Container->getCanonicalDecl(),
+                             0, [&](const FreshOrigin &O, const Stmt *At) {
+                               FreshOrigin Copy = O;
+                               if (Copy.Name.empty())
+                                 Copy.Name = Container->getName().str();
+                               Copy.Fill = At;
+                               Origins.push_back(Copy);
+                             });
+        }
+        const Stmt *CallerLoop = LoopAround(Caller, Call);
+        for (const FreshOrigin &Origin : Origins) {
+          SourceLocation MadeAt =
+              Origin.Fill ? Origin.Fill->getBeginLoc() : Origin.Loc;
+          if (CallerLoop && SM.isBeforeInTranslationUnit(
+                                MadeAt, CallerLoop->getBeginLoc()))
+            continue; // made before a loop of calls: alive through it
+          Report(Origin, Caller, *R, P->getName(), Call, FromEntry);
+        }
       }
     }
   }

@@ -828,6 +828,50 @@ struct ModelForce {
   }
 };
 
+// A runner that captures on its first call and replays on every call reads
+// its parameters: what a caller passes is what the graph keeps.
+struct ScaleRunner {
+  at::cuda::CUDAGraph graph_;
+  bool captured_ = false;
+  at::Tensor out_;
+  at::Tensor run(const at::Tensor &x, const at::Tensor &scale) {
+    if (!captured_) {
+      graph_.capture_begin();
+      out_ = x * scale;
+      graph_.capture_end();
+      captured_ = true;
+    }
+    graph_.replay();
+    return out_;
+  }
+};
+
+at::Tensor scaledStep(ScaleRunner &r, const at::Tensor &x, double s) {
+  at::Tensor scale = at::full({1}, s, x.options());
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'scale' is made anew on every call of 'scaledStep', but the graph 'run' captured on an earlier call keeps reading that call's tensor: later replays
+  return r.run(x, scale);
+  // CHECK-MESSAGES: :[[@LINE-1]]:10: note: passed to 'run' here
+  // CHECK-MESSAGES: :[[@LINE-14]]:18: note: the graph reads 'scale' here during capture
+  // CHECK-MESSAGES: :[[@LINE-16]]:14: note: CUDA graph capture begins here (global mode)
+  // CHECK-MESSAGES: :[[@LINE-12]]:5: note: the graph is replayed here, on a call that skips the capture
+}
+// The caller's own inputs, a persistent tensor, a runner local to the
+// caller, values made before a loop of calls: no finding.
+at::Tensor passedThrough(ScaleRunner &r, const at::Tensor &x,
+                         const at::Tensor &scale) {
+  return r.run(x, scale);
+}
+at::Tensor localRunner(const at::Tensor &x, double s) {
+  ScaleRunner r;
+  at::Tensor scale = at::full({1}, s, x.options());
+  return r.run(x, scale);
+}
+void loopOfCalls(ScaleRunner &r, const at::Tensor &x, int steps) {
+  at::Tensor scale = at::full({1}, 2.0, x.options());
+  for (int i = 0; i < steps; ++i)
+    r.run(x, scale);
+}
+
 // Made after the begin, in the region: each capture reads its own call's
 // buffer; a graph handle kept in a local is captured on every call.
 struct CallbackData {
