@@ -1551,10 +1551,11 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
         return;
       StringRef Holder = ReadName;
       if (PassedAt && Origin.Fill)
-        if (const auto *DRE = dyn_cast<DeclRefExpr>(
-                argumentFor(PassedAt, cast<ParmVarDecl>(Read.Storage))
-                    ->IgnoreParenImpCasts()))
-          Holder = DRE->getDecl()->getName();
+        if (const Expr *Arg =
+                argumentFor(PassedAt, cast<ParmVarDecl>(Read.Storage)))
+          if (const auto *DRE =
+                  dyn_cast<DeclRefExpr>(Arg->IgnoreParenImpCasts()))
+            Holder = DRE->getDecl()->getName();
       if (Origin.Fill && Origin.Fill->getBeginLoc() != Origin.Loc &&
           Origin.Name != Holder)
         diag(Analysis.visibleLoc(Origin.Fill->getBeginLoc()),
