@@ -288,7 +288,9 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
   if (!Args.empty() && !Reached.count({Def, C.Modes, Args.key()}) &&
       Variants[{Def, C.Modes}] >= MaxBindingVariants)
     Args = Bindings();
-  bool Warm = warmedUpBefore(C.Root, Def);
+  // A warm-up of a function ran what it calls too: first uses below it are
+  // done as well.
+  bool Warm = warmedUpBefore(C.Root, Def) || (C.Chain && C.Chain->WarmedUp);
   auto Key = std::make_tuple(Def, C.Modes, Args.key() + (Warm ? "warm" : ""));
   if (auto It = Reached.find(Key); It != Reached.end()) {
     if (It->second->Others.size() < MaxOtherCalls)
@@ -344,9 +346,12 @@ bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
   if (!Holder || Begin.isInvalid())
     return false;
   const SourceManager &SM = Ctx.getSourceManager();
+  // A call, or a construction (an object made the same way before the
+  // begin: `Buffer warm(n, "tag");`).
   for (const CallSite &Site : Flows->callsIn(Holder))
-    if (Site.K == CallSite::Kind::Call && Site.S &&
-        definitionOf(Site.Callee) == Def &&
+    if ((Site.K == CallSite::Kind::Call ||
+         Site.K == CallSite::Kind::Construct) &&
+        Site.S && definitionOf(Site.Callee) == Def &&
         SM.isBeforeInTranslationUnit(SM.getExpansionLoc(Site.S->getBeginLoc()),
                                      SM.getExpansionLoc(Begin)))
       return true;

@@ -84,7 +84,8 @@ struct Reach {
   /// Constants Site passes to Function's parameters.
   Bindings Args;
   /// Function already ran on this path before the capture began (a warm-up
-  /// call next to the begin): its first-use branches are done.
+  /// call next to the begin, or a callee of a warmed-up function): its
+  /// first-use branches are done.
   bool WarmedUp = false;
   /// Other calls that reach Function the same way (same modes and
   /// arguments); the walk followed the first only.

@@ -105,6 +105,30 @@ void warmBlas(cudaStream_t s, WarmedBlas &blas, float *x, int n) {
   cudaStreamEndCapture(s, &g);
 }
 
+// The warm-up of a step runs what the step calls too: the helper's lazy
+// handle exists by the time the capture calls it again.
+struct LazyBlas {
+  cublasHandle_t handle = nullptr;
+  void ensure() {
+    if (handle == nullptr)
+      cublasCreate(&handle);
+  }
+};
+struct Stepper {
+  LazyBlas blas;
+  void step(cudaStream_t s) {
+    blas.ensure();
+    cublasSetStream(blas.handle, s);
+  }
+};
+void warmStepper(cudaStream_t s, Stepper &st) {
+  cudaGraph_t g;
+  st.step(s);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  st.step(s);
+  cudaStreamEndCapture(s, &g);
+}
+
 // Work kept in a std::function or a vector of them during the capture and
 // run after it ends is not captured.
 void deferredWork(cudaStream_t s, float *d, int n) {

@@ -244,3 +244,38 @@ void tracked(cudaStream_t s, void *p, unsigned long long id) {
   releaseMany(p);
   endTracked(s, id);
 }
+
+// An object made the same way before the begin warms up its constructor:
+// the lazily made pool exists when the capture makes the next one.
+static void *WarmPool = nullptr;
+struct WarmBuf {
+  void *p;
+  explicit WarmBuf(int n) {
+    if (!WarmPool)
+      cudaMalloc(&WarmPool, 1 << 20);
+    p = WarmPool;
+  }
+};
+void warmConstruction(cudaStream_t s) {
+  cudaGraph_t g;
+  WarmBuf warm(4);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  WarmBuf b(4);
+  cudaStreamEndCapture(s, &g);
+}
+static void *ColdPool = nullptr;
+struct ColdBuf {
+  void *p;
+  explicit ColdBuf(int n) {
+    if (!ColdPool)
+      cudaMalloc(&ColdPool, 1 << 20);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaMalloc' allocates or frees device memory during CUDA graph capture
+    p = ColdPool;
+  }
+};
+void coldConstruction(cudaStream_t s) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  ColdBuf b(4);
+  cudaStreamEndCapture(s, &g);
+}
