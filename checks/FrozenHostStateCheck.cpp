@@ -1355,6 +1355,24 @@ static void forEachFreshFill(
   });
 }
 
+/// The new tensors \p G puts into its local container \p Container, each
+/// with the statement of G that fills it (null: the initializer), named
+/// after the container where the tensor has no name of its own.
+static std::vector<FreshOrigin> freshFillsOf(CaptureAnalysis &Analysis,
+                                             const FunctionDecl *G,
+                                             const VarDecl *Container) {
+  std::vector<FreshOrigin> Result;
+  forEachFreshFill(Analysis, G, Container->getCanonicalDecl(), 0,
+                   [&](const FreshOrigin &O, const Stmt *At) {
+                     FreshOrigin Copy = O;
+                     if (Copy.Name.empty())
+                       Copy.Name = Container->getName().str();
+                     Copy.Fill = At;
+                     Result.push_back(Copy);
+                   });
+  return Result;
+}
+
 void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
   const SourceManager &SM = Analysis.context().getSourceManager();
   // The locals each capture reads, with the read, by capture.
@@ -1593,14 +1611,8 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
                                          VD->getName().str(), nullptr},
                              Declared});
       } else {
-        forEachFreshFill(Analysis, F, VD->getCanonicalDecl(), 0,
-                         [&](const FreshOrigin &O, const Stmt *At) {
-                           FreshOrigin Copy = O;
-                           if (Copy.Name.empty())
-                             Copy.Name = VD->getName().str();
-                           Copy.Fill = At;
-                           Origins.push_back({Copy, At ? At : Declared});
-                         });
+        for (const FreshOrigin &O : freshFillsOf(Analysis, F, VD))
+          Origins.push_back({O, O.Fill ? O.Fill : Declared});
       }
       for (const auto &[Origin, At] : Origins) {
         // Made under the capture: each capture reads its own call's value.
@@ -1648,14 +1660,7 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
           if (Container && !isa<ParmVarDecl>(Container) &&
               Container->hasLocalStorage() &&
               !Container->getType()->isReferenceType())
-            forEachFreshFill(Analysis, Caller, Container->getCanonicalDecl(),
-                             0, [&](const FreshOrigin &O, const Stmt *At) {
-                               FreshOrigin Copy = O;
-                               if (Copy.Name.empty())
-                                 Copy.Name = Container->getName().str();
-                               Copy.Fill = At;
-                               Origins.push_back(Copy);
-                             });
+            Origins = freshFillsOf(Analysis, Caller, Container);
         }
         const Stmt *CallerLoop = LoopAround(Caller, Call);
         for (const FreshOrigin &Origin : Origins) {
