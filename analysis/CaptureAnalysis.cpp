@@ -7,6 +7,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -242,6 +243,25 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
         for (const FunctionDecl *Override : overridersOf(M))
           reach(Override, Site, C, nullptr,
                 Values.passed(Site, Override, Function, CallerValues, KnownArg));
+  // A virtual method of a library class may run the override of any
+  // library class the unit's own code makes (`torch::optim::Adam opt(...)`
+  // called through `torch::optim::Optimizer &`): the catalog judges that
+  // override's name.
+  if (const auto *M = dyn_cast_or_null<CXXMethodDecl>(Site.Callee);
+      M && M->isVirtual() && !Code.isUserLocation(M->getLocation()))
+    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Site.S))
+      if (const auto *ME = dyn_cast<MemberExpr>(MC->getCallee()->IgnoreParens());
+          ME && !ME->hasQualifier())
+        for (const CXXRecordDecl *Made : constructedLibraryClasses())
+          if (Made != M->getParent() &&
+              Made->isDerivedFrom(M->getParent()))
+            if (const CXXMethodDecl *Final =
+                    M->getCorrespondingMethodInClass(Made);
+                Final && Final != M) {
+              CallSite Dispatched = Site;
+              Dispatched.Callee = Final;
+              pushSite({Dispatched, C, Function, CallerValues});
+            }
   const FunctionDecl *Def = definitionOf(Site.Callee);
   if (!Def)
     return;
@@ -263,6 +283,9 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
   Entry.Root = C.Root;
   Entry.Modes = C.Modes;
   Entry.InLibrary = true;
+  // Callbacks the library runs (a deleter, a functor) were warmed up with it.
+  Entry.WarmedUp =
+      warmedUpBefore(C.Root, Def) || (C.Chain && C.Chain->WarmedUp);
   std::vector<LibrarySite> Inner(librarySites(Def).begin(),
                                  librarySites(Def).end());
   for (const LibrarySite &LS : Inner) {
@@ -418,101 +441,15 @@ CaptureAnalysis::conditionalStmts(const FunctionDecl *FD) {
   return *Set;
 }
 
-/// The variables and fields \p S reads.
-static void collectReads(const Stmt *S, llvm::DenseSet<const Decl *> &Out) {
-  if (!S || isa<LambdaExpr>(S))
-    return;
-  if (isa<DeclRefExpr>(S) || isa<MemberExpr>(S))
-    if (const Decl *D = storageOf(cast<Expr>(S)))
-      Out.insert(D);
-  for (const Stmt *Child : S->children())
-    collectReads(Child, Out);
-}
-
-static bool denotesAny(const Expr *E,
-                       const llvm::DenseSet<const Decl *> &Decls) {
-  const Decl *D = storageOf(E);
-  return D && Decls.contains(D);
-}
-
-/// Whether \p S writes one of \p Decls: assigns or increments it, or calls
-/// a non-const method on it directly (insert, emplace, reset, ...; not a
-/// method of an object it points to).
-static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls) {
-  if (!S || isa<LambdaExpr>(S))
-    return false;
-  if (const auto *BO = dyn_cast<BinaryOperator>(S);
-      BO && BO->isAssignmentOp() && denotesAny(BO->getLHS(), Decls))
-    return true;
-  if (const auto *UO = dyn_cast<UnaryOperator>(S);
-      UO && UO->isIncrementDecrementOp() && denotesAny(UO->getSubExpr(), Decls))
-    return true;
-  // An out-parameter: `create(&handle)`, or `init(handle)` by non-const
-  // reference.
-  if (const auto *UO = dyn_cast<UnaryOperator>(S);
-      UO && UO->getOpcode() == UO_AddrOf &&
-      !UO->getSubExpr()->getType().isConstQualified() &&
-      denotesAny(UO->getSubExpr(), Decls))
-    return true;
-  if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *FD = Call->getDirectCallee();
-        FD && !isa<CXXOperatorCallExpr>(Call))
-      for (unsigned I = 0, N = std::min(FD->getNumParams(), Call->getNumArgs());
-           I < N; ++I) {
-        QualType T = FD->getParamDecl(I)->getType();
-        if (T->isLValueReferenceType() &&
-            !T.getNonReferenceType().isConstQualified() &&
-            denotesAny(Call->getArg(I), Decls))
-          return true;
-      }
-  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
-      Op && Op->isAssignmentOp() && Op->getNumArgs() > 0 &&
-      denotesAny(Op->getArg(0), Decls))
-    return true;
-  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
-    if (const CXXMethodDecl *M = MC->getMethodDecl();
-        M && !M->isConst() && MC->getImplicitObjectArgument() &&
-        !MC->getImplicitObjectArgument()->getType()->isPointerType() &&
-        denotesAny(MC->getImplicitObjectArgument(), Decls))
-      return true;
-  for (const Stmt *Child : S->children())
-    if (writesAny(Child, Decls))
-      return true;
-  return false;
-}
-
-static void collectFirstUse(const Stmt *S, llvm::DenseSet<const Stmt *> &Out) {
-  if (!S || isa<LambdaExpr>(S))
-    return;
-  if (const auto *If = dyn_cast<IfStmt>(S)) {
-    llvm::DenseSet<const Decl *> Reads;
-    collectReads(If->getCond(), Reads);
-    if (const auto *DS = If->getConditionVariableDeclStmt())
-      collectReads(DS, Reads);
-    if (const Stmt *Init = If->getInit())
-      collectReads(Init, Reads);
-    // Only state that outlives the call makes a first use: globals, static
-    // locals and fields. A parameter or local is fresh on every call.
-    llvm::DenseSet<const Decl *> Persistent;
-    for (const Decl *D : Reads)
-      if (isa<FieldDecl>(D) ||
-          (isa<VarDecl>(D) && cast<VarDecl>(D)->hasGlobalStorage()))
-        Persistent.insert(D);
-    Reads = std::move(Persistent);
-    for (const Stmt *Arm : {If->getThen(), If->getElse()})
-      if (Arm && !Reads.empty() && writesAny(Arm, Reads))
-        ConditionalCollector(Out).walk(Arm, true);
-  }
-  for (const Stmt *Child : S->children())
-    collectFirstUse(Child, Out);
-}
-
 const llvm::DenseSet<const Stmt *> &
 CaptureAnalysis::firstUseStmts(const FunctionDecl *FD) {
   std::unique_ptr<llvm::DenseSet<const Stmt *>> &Set = FirstUseCache[FD];
   if (!Set) {
     Set = std::make_unique<llvm::DenseSet<const Stmt *>>();
-    collectFirstUse(FD->getBody(), *Set);
+    llvm::SmallVector<const Stmt *, 8> Arms;
+    WarmUp.coldArms(FD, Arms);
+    for (const Stmt *Arm : Arms)
+      ConditionalCollector(*Set).walk(Arm, true);
   }
   return *Set;
 }
@@ -578,6 +515,47 @@ CaptureAnalysis::overridersOf(const CXXMethodDecl *M) {
   if (It == Overriders->end())
     return {};
   return It->second;
+}
+
+static void collectMadeClasses(const Stmt *S,
+                               llvm::SmallSetVector<const CXXRecordDecl *, 16> &Out) {
+  if (!S)
+    return;
+  auto Add = [&](QualType T) {
+    if (const CXXRecordDecl *RD = T->getAsCXXRecordDecl())
+      if (RD->hasDefinition())
+        Out.insert(RD->getDefinition());
+  };
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(S))
+    Add(CE->getType());
+  else if (const auto *New = dyn_cast<CXXNewExpr>(S))
+    Add(New->getAllocatedType());
+  else if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = Call->getDirectCallee();
+        FD && FD->isInStdNamespace() && FD->getIdentifier() &&
+        (FD->getName() == "make_shared" || FD->getName() == "make_unique" ||
+         FD->getName() == "allocate_shared"))
+      if (const TemplateArgumentList *Args =
+              FD->getTemplateSpecializationArgs();
+          Args && Args->size() > 0 &&
+          Args->get(0).getKind() == TemplateArgument::Type)
+        Add(Args->get(0).getAsType());
+  for (const Stmt *Child : S->children())
+    collectMadeClasses(Child, Out);
+}
+
+llvm::ArrayRef<const CXXRecordDecl *>
+CaptureAnalysis::constructedLibraryClasses() {
+  if (!MadeLibraryClasses) {
+    MadeLibraryClasses.emplace();
+    llvm::SmallSetVector<const CXXRecordDecl *, 16> Made;
+    for (const FunctionDecl *FD : UserFunctions)
+      collectMadeClasses(FD->getBody(), Made);
+    for (const CXXRecordDecl *RD : Made)
+      if (!Code.isUserLocation(RD->getLocation()) && RD->isPolymorphic())
+        MadeLibraryClasses->push_back(RD);
+  }
+  return *MadeLibraryClasses;
 }
 
 /// Callables passed to a function that invokes the parameter while

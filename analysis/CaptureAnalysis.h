@@ -30,6 +30,7 @@
 #include "ProjectIndex.h"
 #include "UserCode.h"
 #include "ValueFacts.h"
+#include "WarmUp.h"
 #include "clang/AST/DeclCXX.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -241,6 +242,9 @@ private:
   bool warmedUpBefore(const RegionRoot *Root, const FunctionDecl *Def);
   /// User overrides of \p M a virtual call of it may dispatch to.
   llvm::ArrayRef<const FunctionDecl *> overridersOf(const CXXMethodDecl *M);
+  /// Polymorphic library classes the unit's user code makes (constructs,
+  /// news, make_shared/make_unique).
+  llvm::ArrayRef<const CXXRecordDecl *> constructedLibraryClasses();
   struct LibrarySite {
     CallSite Site;
     bool StreamGuarded;
@@ -251,9 +255,8 @@ private:
   };
   /// The statements of \p FD's body that run only on some paths.
   const llvm::DenseSet<const Stmt *> &conditionalStmts(const FunctionDecl *FD);
-  /// The statements of \p FD's first-use branches: an if/else arm that
-  /// changes what its condition reads (`if (!ready) { ...; ready = true; }`,
-  /// a cache miss that inserts), done once a call has taken it.
+  /// The statements of \p FD's branches that a warm-up of it took (see
+  /// WarmUpModel): first uses and cache misses.
   const llvm::DenseSet<const Stmt *> &firstUseStmts(const FunctionDecl *FD);
   /// Every call inside the library code that \p Def (a library function)
   /// reaches, following library callees up to a depth limit.
@@ -261,6 +264,7 @@ private:
 
   ASTContext &Ctx;
   CodeClassifier Code;
+  WarmUpModel WarmUp{Code};
   CaptureApis Apis;
   std::unique_ptr<FlowEngine> Flows;
   ValueFacts Values;
@@ -270,6 +274,7 @@ private:
   std::optional<llvm::DenseMap<const CXXMethodDecl *,
                                std::vector<const FunctionDecl *>>>
       Overriders;
+  std::optional<std::vector<const CXXRecordDecl *>> MadeLibraryClasses;
 
   std::vector<const FunctionDecl *> UserFunctions;
   std::deque<Reach> Reaches;

@@ -111,6 +111,7 @@ std::vector<Hazard> buildCatalog() {
   Find(Id).AllowedIn.push_back(                                                \
       {Mode, NamePatterns(Names), llvm::StringRef(Names).empty()});
 #define CUDAGRAPH_HAZARD_DEVICE_WIDE(Id) Find(Id).DeviceWide = true;
+#define CUDAGRAPH_HAZARD_CACHED_RESOURCE(Id) Find(Id).CachedResource = true;
 #define CUDAGRAPH_HAZARD_TORCH_INSTEAD(Id, Instead) Find(Id).TorchInstead = Instead;
 #define CUDAGRAPH_HAZARD_SAFE_FORM(Id, Names) Find(Id).SafeForms.add(Names);
 #include "Hazards.def"

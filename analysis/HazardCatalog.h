@@ -89,6 +89,10 @@ struct Hazard {
   llvm::StringRef TorchInstead;
   /// The call waits on every stream of the device.
   bool DeviceWide = false;
+  /// Acquires or releases a resource caching code keeps between calls
+  /// (memory, a library handle): in code warmed up before the capture, the
+  /// way of a branch on the cache's contents that does it is the miss.
+  bool CachedResource = false;
   /// Modes that allow some or all of the hazard's APIs.
   struct Allowance {
     ModeSet Modes;

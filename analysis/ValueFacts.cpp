@@ -43,6 +43,48 @@ static void bind(Bindings &B, unsigned Index, std::optional<int64_t> Value) {
   B.Values.insert(At, {Index, *Value});
 }
 
+/// Whether \p T is a std::string or std::string_view, const-qualified (by
+/// value or by reference): its binding is the length of the string passed.
+static bool isConstStringType(QualType T) {
+  T = T.getNonReferenceType();
+  const auto *RD = T->getAsCXXRecordDecl();
+  return RD && T.isConstQualified() && RD->isInStdNamespace() &&
+         (RD->getName() == "basic_string" ||
+          RD->getName() == "basic_string_view");
+}
+
+/// The expression a string argument is made from: a literal, a default
+/// argument, a copy of another string (through temporaries and converting
+/// constructors); null for an empty construction (`std::string()`).
+static const Expr *stringSource(const Expr *E, bool &Empty) {
+  Empty = false;
+  while (E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(E))
+      E = DA->getExpr();
+    else if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = MT->getSubExpr();
+    else if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = BT->getSubExpr();
+    else if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
+      E = FC->getSubExpr();
+    else if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+      unsigned Given = 0;
+      for (const Expr *Arg : CE->arguments())
+        Given += !isa<CXXDefaultArgExpr>(Arg);
+      if (Given == 0) {
+        Empty = true;
+        return nullptr;
+      }
+      if (Given != 1)
+        return E;
+      E = CE->getArg(0);
+    } else
+      return E;
+  }
+  return E;
+}
+
 bool ValueResult::isDead(const CallSite &Site) const {
   if (Site.S)
     return Dead.contains(Site.S);
@@ -178,6 +220,18 @@ public:
     if (!E || E->isValueDependent() || E->isTypeDependent())
       return std::nullopt;
     E = E->IgnoreParens();
+    // `name.empty()`, `name.size()` on a string parameter bound to a
+    // literal.
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+        MC && MC->getNumArgs() == 0 && MC->getMethodDecl() &&
+        MC->getMethodDecl()->getIdentifier()) {
+      StringRef Method = MC->getMethodDecl()->getName();
+      const Expr *Obj = MC->getImplicitObjectArgument();
+      if ((Method == "empty" || Method == "size" || Method == "length") &&
+          Obj && isConstStringType(Obj->getType()))
+        if (auto Length = stringLength(Obj))
+          return Method == "empty" ? int64_t(*Length == 0) : *Length;
+    }
     if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(E))
       return constant(DA->getExpr());
     if (const auto *C = dyn_cast<CastExpr>(E)) {
@@ -269,6 +323,25 @@ public:
       }
     }
     return constant(E);
+  }
+
+  /// The length of the string \p E holds, when a literal or a bound string
+  /// parameter gives it.
+  std::optional<int64_t> stringLength(const Expr *E) const {
+    bool Empty = false;
+    const Expr *Source = stringSource(E, Empty);
+    if (Empty)
+      return 0;
+    if (!Source)
+      return std::nullopt;
+    if (const auto *SL = dyn_cast<StringLiteral>(Source))
+      return int64_t(SL->getLength());
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(Source))
+      if (const auto *P = dyn_cast<ParmVarDecl>(DRE->getDecl());
+          P && P->getDeclContext() == Owner && isConstStringType(P->getType()))
+        if (const int64_t *V = B.find(P->getFunctionScopeIndex()))
+          return *V;
+    return std::nullopt;
   }
 
 private:
@@ -389,6 +462,12 @@ const ValueFacts::ParamInfo &ValueFacts::paramInfo(const FunctionDecl *Def) {
       // `bool &done` too: the binding holds for the referenced local, which
       // only this body changes while it runs (see passed()).
       QualType T = Def->getParamDecl(I)->getType().getNonReferenceType();
+      // A const string cannot change in the body: its length holds.
+      if (isConstStringType(T)) {
+        if (llvm::is_contained(Scan.Decides, I))
+          Info.Relevant.push_back(I);
+        continue;
+      }
       if (!T->isIntegralOrEnumerationType() || T.isVolatileQualified())
         continue;
       if (llvm::is_contained(Scan.Decides, I) &&
@@ -590,6 +669,11 @@ Bindings ValueFacts::passed(const CallSite &Site, const FunctionDecl *Def,
     if (I + Offset >= Args.size())
       continue;
     const Expr *Arg = Args[I + Offset];
+    if (isConstStringType(Def->getParamDecl(I)->getType())) {
+      if (auto Length = Evaluator(Ctx, CallerFn, *Known).stringLength(Arg))
+        Out.Values.push_back({I, *Length});
+      continue;
+    }
     // A reference binds only a local of the caller that nothing else can
     // reach: then only the callee's own assignments change it.
     bool ByRef = Def->getParamDecl(I)->getType()->isReferenceType();

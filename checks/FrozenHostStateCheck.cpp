@@ -25,6 +25,9 @@ FrozenHostStateCheck::FrozenHostStateCheck(StringRef Name,
       PerCall(findHazard("per-call-input")) {
   assert(Reassigned && Scalar && Freed && PerCall &&
          "the catalog lacks the frozen-state hazards");
+  for (const Hazard &H : hazardsForCheck(Name))
+    if (H.Kind == HazardKind::Callee)
+      CalleeHazards.push_back(H);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1676,7 +1679,36 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
   }
 }
 
+void FrozenHostStateCheck::checkHostComputedCalls(CaptureAnalysis &Analysis) {
+  if (CalleeHazards.empty())
+    return;
+  for (const CapturedSite &Site : Analysis.sites()) {
+    MatchContext Where{Site.Ctx.Modes, Site.Ctx.StreamGuarded,
+                       perThreadDefaultStream()};
+    const Hazard *H =
+        matchHazard(Analysis.code(), CalleeHazards, Site.Site, Where);
+    if (!H)
+      continue;
+    const Reach *Via = nullptr;
+    SourceLocation Loc = anchorOf(Analysis, Site, Via);
+    if (Loc.isInvalid())
+      continue;
+    const Stmt *Anchor = Via ? Via->Site.S : Site.Site.S;
+    std::string Lead = "'" + displayName(Site.Site.Callee) + "'";
+    if (Via)
+      Lead = "call to '" + displayName(Via->Function) + "' reaches " + Lead +
+             " in library code, which";
+    if (!reportHazard(Analysis, *H, Loc,
+                      Anchor ? Anchor->getSourceRange() : SourceRange(), Lead,
+                      Site.Function, Via ? Via->Parent : Site.Ctx.Chain,
+                      Site.Ctx.Root))
+      continue;
+    addChainNotes(Analysis, Via ? Via->Parent : Site.Ctx.Chain, Site.Ctx.Root);
+  }
+}
+
 void FrozenHostStateCheck::checkCapture(CaptureAnalysis &Analysis) {
+  checkHostComputedCalls(Analysis);
   Summaries.clear();
   collectReads(Analysis);
   if (Reads.empty() && AddressReads.empty())

@@ -99,6 +99,9 @@ private:
   /// Locals made anew on every call that a capture the function skips on
   /// later calls reads (per-call-input).
   void checkPerCallInputs(CaptureAnalysis &Analysis);
+  /// Captured calls of library functions that compute on the host what
+  /// their kernels use (the catalog's Callee entries of this check).
+  void checkHostComputedCalls(CaptureAnalysis &Analysis);
   const Summary &summaryOf(CaptureAnalysis &Analysis, const FunctionDecl *FD,
                            unsigned Depth = 0);
 
@@ -123,6 +126,7 @@ private:
   const Hazard *Scalar = nullptr;
   const Hazard *Freed = nullptr;
   const Hazard *PerCall = nullptr;
+  std::vector<Hazard> CalleeHazards;
   std::vector<ReplaySite> ReplaySites;
   std::map<const RegionRoot *, GraphRef> RootGraphs;
   /// Raw executables and the graphs instantiated into them (null: a graph

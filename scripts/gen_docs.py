@@ -85,6 +85,9 @@ def allowed_note(h):
         notes.append("%s mode allows %s (not reported there)" % (mode.lower(), what))
     if h["device_wide"]:
         notes.append("waits on every stream: a capture-status test of one stream does not cover it")
+    if h["cached_resource"]:
+        notes.append("a cached resource: in code warmed up before the capture, the miss path "
+                     "of a cache of it is not reported")
     return "".join("; " + n for n in notes)
 
 

@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 #include <torch/torch.h>
 #include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 // Positive: the runtime and driver allocation APIs inside a region.
@@ -277,5 +279,144 @@ void coldConstruction(cudaStream_t s) {
   cudaGraph_t g;
   cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
   ColdBuf b(4);
+  cudaStreamEndCapture(s, &g);
+}
+
+// A caching pool warmed up by a pass of the same work before the begin: its
+// misses (a new block after a failed lookup, a free past the cache's limit,
+// a trim when the cache grows) ran in the warm-up; the captured pass is
+// served from the cache.
+class BlockPool {
+public:
+  void *take(size_t n) {
+    void *p = fromCache(n);
+    if (p)
+      return p;
+    return fresh(n);
+  }
+  void give(void *p, size_t n) {
+    if (keep(n))
+      free_[n].push_back(p);
+    else
+      cudaFree(p);
+    sweep();
+  }
+  void *named(int tag, size_t n) {
+    auto it = named_.find(tag);
+    if (it != named_.end()) {
+      if (it->second.second >= n)
+        return it->second.first;
+      cudaFree(it->second.first);
+      named_.erase(it);
+    }
+    void *p = fresh(n);
+    named_[tag] = {p, n};
+    return p;
+  }
+
+private:
+  void *fromCache(size_t n) {
+    auto it = free_.find(n);
+    if (it == free_.end() || it->second.empty())
+      return nullptr;
+    void *p = it->second.back();
+    it->second.pop_back();
+    return p;
+  }
+  bool keep(size_t n) { return free_[n].size() < 4; }
+  void *fresh(size_t n) {
+    void *p = nullptr;
+    cudaMalloc(&p, n);
+    return p;
+  }
+  void sweep() {
+    size_t cached = 0;
+    for (auto &[size, blocks] : free_)
+      cached += blocks.size();
+    if (cached > 64)
+      trim();
+  }
+  void trim() {
+    for (auto &[size, blocks] : free_)
+      for (void *p : blocks)
+        cudaFree(p);
+    free_.clear();
+  }
+  std::map<size_t, std::vector<void *>> free_;
+  std::map<int, std::pair<void *, size_t>> named_;
+};
+BlockPool &blockPool() {
+  static BlockPool P;
+  return P;
+}
+struct PoolBuffer {
+  explicit PoolBuffer(size_t n)
+      : p(blockPool().take(n)),
+        owner(p, [n](void *q) { blockPool().give(q, n); }) {}
+  void *p;
+  std::shared_ptr<void> owner;
+};
+void consume(void *a, void *b, cudaStream_t s);
+void poolStep(cudaStream_t s) {
+  PoolBuffer a(256), b(1024);
+  consume(a.p, blockPool().named(7, 512), s);
+}
+void warmedPool(cudaStream_t s) {
+  cudaGraph_t g;
+  poolStep(s);
+  cudaStreamSynchronize(s);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  poolStep(s);
+  cudaStreamEndCapture(s, &g);
+}
+
+// A branch on configuration runs the same way on every call: a warm-up does
+// not make its allocation cold.
+class ConfigBuffer {
+public:
+  void *get(size_t n) {
+    if (onDevice_) {
+      void *p = nullptr;
+      cudaMalloc(&p, n);
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaMalloc' allocates or frees device memory during CUDA graph capture
+      return p;
+    }
+    return host_.data();
+  }
+
+private:
+  bool onDevice_ = true;
+  std::vector<char> host_;
+};
+void warmedConfig(cudaStream_t s, ConfigBuffer &c) {
+  cudaGraph_t g;
+  c.get(64);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  consume(c.get(64), nullptr, s);
+  cudaStreamEndCapture(s, &g);
+}
+
+// A string argument decides a branch: the default empty tag never takes the
+// tagged way.
+struct TaggedArena {
+  void *get(size_t n, const std::string &tag = "") {
+    if (!tag.empty()) {
+      void *p = nullptr;
+      cudaMalloc(&p, n);
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaMalloc' allocates or frees device memory during CUDA graph capture
+      // CHECK-MESSAGES: :[[@LINE+13]]:13: note: 'TaggedArena::get' is called here during capture
+      return p;
+    }
+    return base + n;
+  }
+  char *base = nullptr;
+};
+void taggedArena(cudaStream_t s, TaggedArena &a) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  consume(a.get(64), a.get(32, std::string()), s);
+  cudaStreamEndCapture(s, &g);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  consume(a.get(64, "kv"), nullptr, s);
   cudaStreamEndCapture(s, &g);
 }

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <cuda_runtime.h>
+#include <torch/optim.h>
 #include <torch/script.h>
 
 #include <map>
@@ -915,3 +916,29 @@ struct Uploader {
     // CHECK-MESSAGES: :[[@LINE-1]]:5: note: the graph is replayed here, on a call that skips the capture
   }
 };
+
+// libtorch's Adam computes its step on the host: the step count, the bias
+// corrections and the learning rate become kernel arguments of the captured
+// step, whichever optimizer reference the capture calls it through.
+void trainStep(torch::optim::Optimizer &opt, at::Tensor &w, const at::Tensor &g) {
+  opt.zero_grad();
+  w.mutable_grad().copy_(g);
+  opt.step();
+  // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'Adam::step' computes its step on the host (the step count, the bias corrections and the learning rate become kernel arguments) during CUDA graph capture: every replay applies the step size of the captured step and ignores later learning-rate changes, silently diverging from eager training; capture the forward and backward passes only and call step() after each replay, or use an optimizer that keeps its step count and learning rate in device tensors (hazard: host-optimizer-step)
+  // CHECK-MESSAGES: :[[@LINE+14]]:3: note: 'trainStep' is called here during capture
+}
+void optimizerRun(at::Tensor w, at::Tensor g) {
+  torch::optim::Adam adam({w}, torch::optim::AdamOptions(1e-2));
+  at::cuda::CUDAGraph graph;
+  for (int i = 0; i < 3; ++i)
+    trainStep(adam, w, g);
+  // Stepping after the replay, outside the graph, is eager and right.
+  graph.capture_begin();
+  w.mutable_grad().copy_(g);
+  graph.capture_end();
+  graph.replay();
+  adam.step();
+  graph.capture_begin();
+  trainStep(adam, w, g);
+  graph.capture_end();
+}

@@ -60,6 +60,8 @@ class TORCH_API Tensor : public TensorBase {
   Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false,
             std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
+  Tensor& mutable_grad() const;
+  const Tensor& grad() const;
   Tensor pin_memory(std::optional<Device> device = std::nullopt) const;
   bool is_pinned(std::optional<Device> device = std::nullopt) const;
   Tensor clone(std::optional<MemoryFormat> memory_format = std::nullopt) const;

@@ -1,0 +1,355 @@
+//===--- WarmUp.cpp - cudagraph analysis ----------------------------------===//
+
+#include "WarmUp.h"
+#include "CaptureApis.h"
+#include "HazardCatalog.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
+#include "llvm/ADT/DenseSet.h"
+#include <functional>
+
+namespace clang::cudagraph {
+
+/// How many method calls deep a condition's reads and an arm's resource
+/// calls are followed.
+static constexpr unsigned MaxMethodDepth = 3;
+
+//===----------------------------------------------------------------------===//
+// First-use branches
+//===----------------------------------------------------------------------===//
+
+/// The variables and fields \p S reads.
+static void collectReads(const Stmt *S, llvm::DenseSet<const Decl *> &Out) {
+  if (!S || isa<LambdaExpr>(S))
+    return;
+  if (isa<DeclRefExpr>(S) || isa<MemberExpr>(S))
+    if (const Decl *D = storageOf(cast<Expr>(S)))
+      Out.insert(D);
+  for (const Stmt *Child : S->children())
+    collectReads(Child, Out);
+}
+
+static bool denotesAny(const Expr *E,
+                       const llvm::DenseSet<const Decl *> &Decls) {
+  const Decl *D = storageOf(E);
+  return D && Decls.contains(D);
+}
+
+/// Whether \p S writes one of \p Decls: assigns or increments it, or calls
+/// a non-const method on it directly (insert, emplace, reset, ...; not a
+/// method of an object it points to).
+static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls) {
+  if (!S || isa<LambdaExpr>(S))
+    return false;
+  if (const auto *BO = dyn_cast<BinaryOperator>(S);
+      BO && BO->isAssignmentOp() && denotesAny(BO->getLHS(), Decls))
+    return true;
+  if (const auto *UO = dyn_cast<UnaryOperator>(S);
+      UO && UO->isIncrementDecrementOp() && denotesAny(UO->getSubExpr(), Decls))
+    return true;
+  // An out-parameter: `create(&handle)`, or `init(handle)` by non-const
+  // reference.
+  if (const auto *UO = dyn_cast<UnaryOperator>(S);
+      UO && UO->getOpcode() == UO_AddrOf &&
+      !UO->getSubExpr()->getType().isConstQualified() &&
+      denotesAny(UO->getSubExpr(), Decls))
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = Call->getDirectCallee();
+        FD && !isa<CXXOperatorCallExpr>(Call))
+      for (unsigned I = 0, N = std::min(FD->getNumParams(), Call->getNumArgs());
+           I < N; ++I) {
+        QualType T = FD->getParamDecl(I)->getType();
+        if (T->isLValueReferenceType() &&
+            !T.getNonReferenceType().isConstQualified() &&
+            denotesAny(Call->getArg(I), Decls))
+          return true;
+      }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+      Op && Op->isAssignmentOp() && Op->getNumArgs() > 0 &&
+      denotesAny(Op->getArg(0), Decls))
+    return true;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
+    if (const CXXMethodDecl *M = MC->getMethodDecl();
+        M && !M->isConst() && MC->getImplicitObjectArgument() &&
+        !MC->getImplicitObjectArgument()->getType()->isPointerType() &&
+        denotesAny(MC->getImplicitObjectArgument(), Decls))
+      return true;
+  for (const Stmt *Child : S->children())
+    if (writesAny(Child, Decls))
+      return true;
+  return false;
+}
+
+/// The fields, globals and static locals among the reads of \p If's
+/// condition (with its init and condition variable).
+static llvm::DenseSet<const Decl *> persistentReads(const IfStmt *If) {
+  llvm::DenseSet<const Decl *> Reads;
+  collectReads(If->getCond(), Reads);
+  if (const auto *DS = If->getConditionVariableDeclStmt())
+    collectReads(DS, Reads);
+  if (const Stmt *Init = If->getInit())
+    collectReads(Init, Reads);
+  // Only state that outlives the call makes a first use: globals, static
+  // locals and fields. A parameter or local is fresh on every call.
+  llvm::DenseSet<const Decl *> Persistent;
+  for (const Decl *D : Reads)
+    if (isa<FieldDecl>(D) ||
+        (isa<VarDecl>(D) && cast<VarDecl>(D)->hasGlobalStorage()))
+      Persistent.insert(D);
+  return Persistent;
+}
+
+//===----------------------------------------------------------------------===//
+// Cache misses
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The object state a condition depends on: its own fields (through
+/// `this`) and globals, read directly, through locals of the function
+/// (their initializers and assignments, range-for bindings included) and
+/// through methods of the same object.
+class StateReads {
+public:
+  explicit StateReads(llvm::DenseSet<const Decl *> &Out) : Out(Out) {}
+
+  void collect(const Stmt *S, const FunctionDecl *FD, unsigned Depth) {
+    if (!S || isa<LambdaExpr>(S))
+      return;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+      const ValueDecl *D = DRE->getDecl();
+      if (const auto *B = dyn_cast<BindingDecl>(D))
+        D = B->getDecomposedDecl();
+      if (const auto *VD = dyn_cast_or_null<VarDecl>(D)) {
+        if (VD->hasGlobalStorage())
+          Out.insert(VD->getCanonicalDecl());
+        else if (!isa<ParmVarDecl>(VD))
+          local(VD, FD, Depth);
+      }
+    }
+    if (const auto *ME = dyn_cast<MemberExpr>(S);
+        ME && isa<FieldDecl>(ME->getMemberDecl()) &&
+        isa<CXXThisExpr>(ME->getBase()->IgnoreParenImpCasts()))
+      Out.insert(ME->getMemberDecl()->getCanonicalDecl());
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S); MC && Depth > 0) {
+      const Expr *Obj = MC->getImplicitObjectArgument();
+      if (Obj && isa<CXXThisExpr>(Obj->IgnoreParenImpCasts()))
+        if (const FunctionDecl *Def = definitionOf(MC->getMethodDecl());
+            Def && Visited.insert(Def).second)
+          collect(Def->getBody(), Def, Depth - 1);
+    }
+    for (const Stmt *Child : S->children())
+      collect(Child, FD, Depth);
+  }
+
+private:
+  /// Follows a local to what is stored in it within \p FD.
+  void local(const VarDecl *VD, const FunctionDecl *FD, unsigned Depth) {
+    if (!Visited.insert(VD).second || !FD || !FD->getBody())
+      return;
+    if (VD->getInit())
+      collect(VD->getInit(), FD, Depth);
+    forEachStore(FD->getBody(), VD, [&](const Expr *Value) {
+      collect(Value, FD, Depth);
+    });
+  }
+
+  template <typename Fn>
+  static void forEachStore(const Stmt *S, const VarDecl *VD, Fn &&Each) {
+    if (!S || isa<LambdaExpr>(S))
+      return;
+    if (const auto *BO = dyn_cast<BinaryOperator>(S);
+        BO && BO->isAssignmentOp())
+      if (const auto *DRE =
+              dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts());
+          DRE && DRE->getDecl() == VD)
+        Each(BO->getRHS());
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+        Op && Op->isAssignmentOp() && Op->getNumArgs() == 2)
+      if (const auto *DRE =
+              dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
+          DRE && DRE->getDecl() == VD)
+        Each(Op->getArg(1));
+    for (const Stmt *Child : S->children())
+      forEachStore(Child, VD, Each);
+  }
+
+  llvm::DenseSet<const Decl *> &Out;
+  llvm::DenseSet<const Decl *> Visited;
+};
+} // namespace
+
+/// Whether \p D holds a container of the object's state: a class with
+/// begin, end and size (a map, vector, list, set), not a string.
+static bool isContainerState(const Decl *D) {
+  const auto *VD = dyn_cast<ValueDecl>(D);
+  if (!VD)
+    return false;
+  QualType T = VD->getType().getNonReferenceType();
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD || !RD->hasDefinition())
+    return false;
+  RD = RD->getDefinition();
+  StringRef Name = RD->getName();
+  if (Name == "basic_string" || Name == "basic_string_view")
+    return false;
+  ASTContext &Ctx = D->getASTContext();
+  auto Has = [&](StringRef Member) {
+    return !RD->lookup(DeclarationName(&Ctx.Idents.get(Member))).empty();
+  };
+  return Has("begin") && Has("end") && Has("size");
+}
+
+static bool dependsOnContainerState(const IfStmt *If, const FunctionDecl *FD) {
+  llvm::DenseSet<const Decl *> State;
+  StateReads Reads(State);
+  Reads.collect(If->getCond(), FD, MaxMethodDepth);
+  Reads.collect(If->getConditionVariableDeclStmt(), FD, MaxMethodDepth);
+  Reads.collect(If->getInit(), FD, MaxMethodDepth);
+  return llvm::any_of(State, isContainerState);
+}
+
+/// Whether \p S always leaves the enclosing block: return, throw, break,
+/// continue, or a block ending in one.
+static bool exits(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *CS = dyn_cast<CompoundStmt>(S))
+    return !CS->body_empty() && exits(CS->body_back());
+  if (const auto *E = dyn_cast<Expr>(S))
+    return isa<CXXThrowExpr>(E->IgnoreParenImpCasts());
+  return isa<ReturnStmt>(S) || isa<BreakStmt>(S) || isa<ContinueStmt>(S);
+}
+
+static const Hazard *cachedResourceOf(StringRef Name) {
+  for (const Hazard &H : allHazards())
+    if (H.CachedResource && H.Names.matches(Name))
+      return &H;
+  return nullptr;
+}
+
+bool WarmUpModel::functionAcquires(const FunctionDecl *FD, unsigned Depth) {
+  auto It = AcquiresCache.find(FD);
+  if (It != AcquiresCache.end())
+    return It->second;
+  AcquiresCache[FD] = false; // recursion
+  const auto *M = dyn_cast<CXXMethodDecl>(FD);
+  bool Result = acquiresResource(FD->getBody(), M ? M->getParent() : nullptr,
+                                 Depth);
+  return AcquiresCache[FD] = Result;
+}
+
+bool WarmUpModel::acquiresResource(const Stmt *S, const CXXRecordDecl *Class,
+                                   unsigned Depth, bool Shallow) {
+  if (!S || isa<LambdaExpr>(S))
+    return false;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+      if (cachedResourceOf(Code.nameOf(Callee)))
+        return true;
+      // A helper of the same object: `allocate_new_block(n)`, `trim()`.
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+          MC && Class && Depth > 0 &&
+          MC->getMethodDecl()->getParent()->getCanonicalDecl() ==
+              Class->getCanonicalDecl())
+        if (const FunctionDecl *Def = definitionOf(Callee);
+            Def && functionAcquires(Def, Depth - 1))
+          return true;
+    }
+  if (Shallow)
+    return false;
+  for (const Stmt *Child : S->children())
+    if (acquiresResource(Child, Class, Depth))
+      return true;
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// The walk
+//===----------------------------------------------------------------------===//
+
+/// Whether \p S can leave the enclosing block early: a return or throw on
+/// some path (not inside a lambda).
+static bool mayExit(const Stmt *S) {
+  if (!S || isa<LambdaExpr>(S))
+    return false;
+  if (isa<ReturnStmt>(S) || isa<CXXThrowExpr>(S))
+    return true;
+  return llvm::any_of(S->children(), mayExit);
+}
+
+void WarmUpModel::coldArms(const FunctionDecl *FD,
+                           llvm::SmallVectorImpl<const Stmt *> &Arms) {
+  const auto *M = dyn_cast<CXXMethodDecl>(FD);
+  const CXXRecordDecl *Class = M ? M->getParent() : nullptr;
+  // Arms found cold so far: a way that acquires only in a nested miss does
+  // not acquire on the hit.
+  llvm::DenseSet<const Stmt *> Cold;
+  std::function<bool(const Stmt *)> Acquires = [&](const Stmt *S) {
+    if (!S || Cold.contains(S) || isa<LambdaExpr>(S))
+      return false;
+    if (isa<CallExpr>(S) && acquiresResource(S, Class, MaxMethodDepth,
+                                             /*Shallow=*/true))
+      return true;
+    return llvm::any_of(S->children(), Acquires);
+  };
+  auto AnyAcquires = [&](llvm::ArrayRef<const Stmt *> Way) {
+    return llvm::any_of(Way, Acquires);
+  };
+  auto MarkCold = [&](llvm::ArrayRef<const Stmt *> Way) {
+    for (const Stmt *S : Way) {
+      Arms.push_back(S);
+      Cold.insert(S);
+    }
+  };
+  // One way of a branch on cached state acquires, the other does not: the
+  // acquiring way is the miss.
+  auto Miss = [&](const IfStmt *If, llvm::ArrayRef<const Stmt *> Then,
+                  llvm::ArrayRef<const Stmt *> Other) {
+    bool ThenAcquires = AnyAcquires(Then), OtherAcquires = AnyAcquires(Other);
+    if (ThenAcquires == OtherAcquires || !dependsOnContainerState(If, FD))
+      return;
+    MarkCold(ThenAcquires ? Then : Other);
+  };
+
+  // Inner branches first, so an outer one sees which of its ways still
+  // acquire.
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+    if (!S || isa<LambdaExpr>(S))
+      return;
+    for (const Stmt *Child : S->children())
+      Walk(Child);
+    if (const auto *If = dyn_cast<IfStmt>(S)) {
+      llvm::DenseSet<const Decl *> Reads = persistentReads(If);
+      bool FirstUse = false;
+      for (const Stmt *Arm : {If->getThen(), If->getElse()})
+        if (Arm && !Reads.empty() && writesAny(Arm, Reads)) {
+          MarkCold({Arm});
+          FirstUse = true;
+        }
+      if (!FirstUse) {
+        llvm::SmallVector<const Stmt *, 1> Else;
+        if (If->getElse())
+          Else.push_back(If->getElse());
+        Miss(If, {If->getThen()}, Else);
+      }
+    }
+    // `if (found) { ...; return hit; }` then the miss path: the statements
+    // after a lookup whose hit returns.
+    if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+      llvm::ArrayRef<Stmt *> Body(CS->body_begin(), CS->body_end());
+      for (size_t I = 0; I + 1 < Body.size(); ++I)
+        if (const auto *If = dyn_cast<IfStmt>(Body[I]);
+            If && !If->getElse() && mayExit(If->getThen())) {
+          llvm::SmallVector<const Stmt *, 4> Rest(Body.begin() + I + 1,
+                                                  Body.end());
+          Miss(If, {If->getThen()}, Rest);
+        }
+    }
+  };
+  Walk(FD->getBody());
+}
+
+} // namespace clang::cudagraph
