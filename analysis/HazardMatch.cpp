@@ -173,6 +173,11 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0) {
   if (isa<MemberExpr>(E))
     return allFieldValues(
         E, [&](const Expr *V) { return isHostTensor(V, Depth + 1); });
+  // `t[i][j]` of a host tensor is a view of host memory.
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+      Op && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2 &&
+      isTensorType(Op->getType()))
+    return isHostTensor(Op->getArg(0), Depth + 1);
   const auto *Call = dyn_cast<CallExpr>(E);
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
   if (!FD || !FD->getIdentifier())

@@ -57,6 +57,8 @@ void torchObject(at::Tensor t, at::cuda::CUDAEvent &ev) {
   // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'Tensor::item' copies a device value
   auto host = t.cpu();
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'Tensor::cpu' copies a tensor to the host
+  // Elements of the host copy are read on the host: no further wait.
+  double corner = host[0][1].item<double>();
   auto h2 = t.to(torch::kCPU);
   // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 'Tensor::to' copies a tensor to the host
   auto h3 = t.to(at::Device("cpu"));
