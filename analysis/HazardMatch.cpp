@@ -5,6 +5,7 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMap.h"
+#include "clang/Basic/SourceManager.h"
 
 namespace clang::cudagraph {
 
@@ -159,16 +160,126 @@ static bool allFieldValues(const Expr *E,
          All;
 }
 
+/// Whether \p S mentions the variable \p VD.
+static bool refersTo(const Stmt *S, const VarDecl *VD) {
+  if (!S)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
+      DRE && DRE->getDecl()->getCanonicalDecl() == VD->getCanonicalDecl())
+    return true;
+  return llvm::any_of(S->children(),
+                      [&](const Stmt *C) { return refersTo(C, VD); });
+}
+
+/// Whether \p Cond, negated, is a test that \p VD is on the CPU:
+/// `!(t.device() == kCPU)`, `!(t.is_cpu())`, `!(t.device().is_cpu())`.
+static bool assertsOnCpu(const Expr *Test, const VarDecl *VD);
+static bool failsUnlessOnCpu(const Stmt *Cond, const VarDecl *VD) {
+  if (!Cond)
+    return false;
+  if (const auto *Not = dyn_cast<UnaryOperator>(Cond);
+      Not && Not->getOpcode() == UO_LNot &&
+      assertsOnCpu(Not->getSubExpr()->IgnoreParenImpCasts(), VD))
+    return true;
+  return llvm::any_of(Cond->children(), [&](const Stmt *C) {
+    return failsUnlessOnCpu(C, VD);
+  });
+}
+
+/// Whether \p Test holding means \p VD is on the CPU (one conjunct of an
+/// `&&` is enough).
+static bool assertsOnCpu(const Expr *Test, const VarDecl *VD) {
+  Test = Test->IgnoreParenImpCasts();
+  if (const auto *And = dyn_cast<BinaryOperator>(Test);
+      And && And->getOpcode() == BO_LAnd)
+    return assertsOnCpu(And->getLHS(), VD) || assertsOnCpu(And->getRHS(), VD);
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Test))
+    if (const CXXMethodDecl *M = MC->getMethodDecl();
+        M && M->getIdentifier() && M->getName() == "is_cpu" &&
+        refersTo(MC->getImplicitObjectArgument(), VD))
+      return true;
+  const Expr *L = nullptr, *R = nullptr;
+  if (const auto *BO = dyn_cast<BinaryOperator>(Test);
+      BO && BO->getOpcode() == BO_EQ) {
+    L = BO->getLHS();
+    R = BO->getRHS();
+  } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Test);
+             Op && Op->getOperator() == OO_EqualEqual && Op->getNumArgs() == 2) {
+    L = Op->getArg(0);
+    R = Op->getArg(1);
+  }
+  return L && R &&
+         ((refersTo(L, VD) && mentionsCpuDevice(R)) ||
+          (refersTo(R, VD) && mentionsCpuDevice(L)));
+}
+
+/// Whether \p S cannot complete: it throws or calls a noreturn function.
+static bool neverCompletes(const Stmt *S) {
+  if (!S || isa<LambdaExpr>(S))
+    return false;
+  if (isa<CXXThrowExpr>(S))
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = Call->getDirectCallee(); FD && FD->isNoReturn())
+      return true;
+  return llvm::any_of(S->children(), neverCompletes);
+}
+
+/// Whether a check at the top of \p VD's function, before \p Use, stops
+/// unless \p VD is on the CPU (`TORCH_CHECK(t.device() == kCPU, ...)`).
+static bool checkedOnCpu(const VarDecl *VD, const Expr *Use) {
+  const auto *FD = dyn_cast<FunctionDecl>(VD->getDeclContext());
+  const auto *Body = FD ? dyn_cast_or_null<CompoundStmt>(FD->getBody()) : nullptr;
+  if (!Body)
+    return false;
+  const SourceManager &SM = FD->getASTContext().getSourceManager();
+  SourceLocation At = SM.getExpansionLoc(Use->getBeginLoc());
+  for (const Stmt *S : Body->body()) {
+    if (!SM.isBeforeInTranslationUnit(SM.getExpansionLoc(S->getEndLoc()), At))
+      break;
+    if (const auto *If = dyn_cast<IfStmt>(S);
+        If && !If->getElse() && failsUnlessOnCpu(If->getCond(), VD) &&
+        neverCompletes(If->getThen()))
+      return true;
+  }
+  return false;
+}
+
+namespace {
+/// Where a tensor expression is judged: the arguments the calls leading to
+/// the match pass for parameters, seen from chain level Level.
+struct HostScope {
+  const ArgumentsFn *Arguments = nullptr;
+  unsigned Level = NoLevel;
+};
+} // namespace
+
 /// Whether \p E is known to be a tensor in host memory: the result of cpu()
 /// or to(kCPU), a factory call whose arguments name the CPU or no device at
-/// all (the default device is the CPU), or a local variable initialized so.
-static bool isHostTensor(const Expr *E, unsigned Depth = 0) {
+/// all (the default device is the CPU), a local variable initialized so, a
+/// variable a check before the use requires to be on the CPU, or a
+/// parameter every call on the chain leading here passes such a tensor.
+static bool isHostTensor(const Expr *E, unsigned Depth = 0,
+                         const HostScope &Scope = HostScope()) {
   E = unwrap(E);
-  if (!E || Depth > 4)
+  if (!E || Depth > 8)
     return false;
-  if (isa<DeclRefExpr>(E)) {
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+    if (VD && checkedOnCpu(VD, DRE))
+      return true;
+    if (const auto *P = dyn_cast_or_null<ParmVarDecl>(VD);
+        P && Scope.Arguments && *Scope.Arguments && Scope.Level != NoLevel) {
+      llvm::SmallVector<PassedArgument, 2> Passed;
+      if (!(*Scope.Arguments)(P, Scope.Level, Passed) || Passed.empty())
+        return false;
+      return llvm::all_of(Passed, [&](const PassedArgument &A) {
+        return isHostTensor(A.Arg, Depth + 1,
+                            HostScope{Scope.Arguments, A.Level});
+      });
+    }
     const Expr *Init = localValueInit(E);
-    return Init && isHostTensor(Init, Depth + 1);
+    return Init && isHostTensor(Init, Depth + 1, Scope);
   }
   if (isa<MemberExpr>(E))
     return allFieldValues(
@@ -177,7 +288,7 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0) {
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
       Op && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2 &&
       isTensorType(Op->getType()))
-    return isHostTensor(Op->getArg(0), Depth + 1);
+    return isHostTensor(Op->getArg(0), Depth + 1, Scope);
   const auto *Call = dyn_cast<CallExpr>(E);
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
   if (!FD || !FD->getIdentifier())
@@ -192,7 +303,8 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0) {
         !isa<CXXMemberCallExpr>(Call) || !isTensorType(FD->getReturnType()))
       return false;
     return isHostTensor(
-        cast<CXXMemberCallExpr>(Call)->getImplicitObjectArgument(), Depth + 1);
+        cast<CXXMemberCallExpr>(Call)->getImplicitObjectArgument(), Depth + 1,
+        Scope);
   }
   std::string Qualified = FD->getQualifiedNameAsString();
   if (!StringRef(Qualified).starts_with("at::") &&
@@ -556,12 +668,13 @@ static bool passesTrueToParam(const CallExpr *Call, const NamePatterns &Names,
 
 /// `host.item()`, `at::nonzero(host)`: the hazard's device read happens on
 /// a tensor known to be in host memory, which is plain host work.
-static bool readsHostTensor(const CallExpr *Call) {
+static bool readsHostTensor(const CallExpr *Call, const MatchContext &Where) {
+  HostScope Scope{&Where.Arguments, 0};
   if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call))
-    return isHostTensor(Member->getImplicitObjectArgument());
+    return isHostTensor(Member->getImplicitObjectArgument(), 0, Scope);
   const FunctionDecl *FD = Call->getDirectCallee();
   return FD && !isa<CXXMethodDecl>(FD) && Call->getNumArgs() > 0 &&
-         isHostTensor(Call->getArg(0));
+         isHostTensor(Call->getArg(0), 0, Scope);
 }
 
 static bool isStreamType(QualType T) {
@@ -671,7 +784,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::Callee:
     if (!H.Names.matches(Code.nameOf(FD)))
       return false;
-    return !(H.ReadsDevice && Call && readsHostTensor(Call));
+    return !(H.ReadsDevice && Call && readsHostTensor(Call, Where));
   case HazardKind::HostCopy:
     return Call && H.Names.matches(Code.nameOf(FD)) &&
            isBlockingHostCopy(Call);
@@ -681,7 +794,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
     return Call && isTensorPrint(FD, Call);
   case HazardKind::MaskSelect:
     return H.Names.matches(Code.nameOf(FD)) && selectsByMask(FD, Call) &&
-           !readsHostTensor(Call);
+           !readsHostTensor(Call, Where);
   case HazardKind::PinnedFlag:
     return Call && passesTrueToParam(Call, H.Names, FD->getASTContext());
   case HazardKind::LegacyStream:

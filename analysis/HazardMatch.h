@@ -12,8 +12,25 @@
 #include "HazardCatalog.h"
 #include "UserCode.h"
 #include "clang/AST/ParentMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include <functional>
 
 namespace clang::cudagraph {
+
+/// An argument a call on the chain leading to a match passes for a
+/// parameter, and the chain level of the function that call is written in
+/// (NoLevel: that caller's own callers are not followed).
+struct PassedArgument {
+  const Expr *Arg = nullptr;
+  unsigned Level = 0;
+};
+constexpr unsigned NoLevel = ~0u;
+/// For a parameter \p P of the function at chain level \p Level or above
+/// (level 0 holds the matched call; each level up is its caller), the
+/// arguments the calls into P's function on that chain pass for it. False
+/// when no call into P's function is on the chain.
+using ArgumentsFn = std::function<bool(const ParmVarDecl *P, unsigned Level,
+                                       llvm::SmallVectorImpl<PassedArgument> &)>;
 
 /// Where a call runs: the capture modes it may run in, and whether a
 /// capture-status test says its stream is not capturing.
@@ -23,6 +40,8 @@ struct MatchContext {
   /// Stream 0 means the per-thread default stream in this translation unit
   /// (`--default-stream per-thread`, CUDA_API_PER_THREAD_DEFAULT_STREAM).
   bool PerThreadDefaultStream = false;
+  /// The calls that led here, for what a parameter holds (may be empty).
+  ArgumentsFn Arguments;
 };
 
 /// What a stream argument names.

@@ -32,8 +32,7 @@ void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
 
 void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
                                const CapturedSite &Site, bool OtherThread) {
-  MatchContext Where{Site.Ctx.Modes, Site.Ctx.StreamGuarded,
-                     perThreadDefaultStream()};
+  MatchContext Where = matchContextOf(Site);
   const Hazard *H = matchHazard(Analysis.code(), Hazards, Site.Site, Where);
   if (!H || Analysis.choosesSafeForm(Site, *H))
     return;

@@ -266,6 +266,64 @@ std::string CudaGraphCheck::displayName(const FunctionDecl *FD) {
   return stripCudaApiSuffix(FD->getNameAsString()).str();
 }
 
+/// The argument \p Site (a call of \p Callee) passes for parameter \p Index.
+static const Expr *argumentAt(const CallSite &Site, const FunctionDecl *Callee,
+                              unsigned Index) {
+  if (Site.K == CallSite::Kind::Call && !Site.Indirect)
+    if (const CallExpr *Call = Site.call()) {
+      const auto *M = dyn_cast<CXXMethodDecl>(Callee);
+      unsigned Offset =
+          isa<CXXOperatorCallExpr>(Call) && M && !M->isStatic() ? 1 : 0;
+      return Index + Offset < Call->getNumArgs() ? Call->getArg(Index + Offset)
+                                                 : nullptr;
+    }
+  if (Site.K == CallSite::Kind::Construct)
+    if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(Site.S))
+      return Index < Construct->getNumArgs() ? Construct->getArg(Index)
+                                             : nullptr;
+  return nullptr;
+}
+
+ArgumentsFn CudaGraphCheck::argumentsAlong(const Reach *Chain) {
+  return [Chain](const ParmVarDecl *P, unsigned Level,
+                 llvm::SmallVectorImpl<PassedArgument> &Out) {
+    const auto *Owner = dyn_cast<FunctionDecl>(P->getDeclContext());
+    if (!Owner)
+      return false;
+    const Reach *R = Chain;
+    unsigned L = 0;
+    for (; R && L < Level; ++L)
+      R = R->Parent;
+    // Up to the call into P's function (past lambdas it holds).
+    for (; R && !R->InLibrary; R = R->Parent, ++L) {
+      if (R->Function->getCanonicalDecl() != Owner->getCanonicalDecl())
+        continue;
+      unsigned Index = P->getFunctionScopeIndex();
+      const Expr *Arg = argumentAt(R->Site, R->Function, Index);
+      if (!Arg)
+        return false;
+      Out.push_back({Arg, L + 1});
+      // Other calls reaching it the same way: their own callers are not
+      // followed.
+      for (const Reach::Other &O : R->Others) {
+        const Expr *OtherArg = argumentAt(O.Site, R->Function, Index);
+        if (!OtherArg)
+          return false;
+        Out.push_back({OtherArg, NoLevel});
+      }
+      return true;
+    }
+    return false;
+  };
+}
+
+MatchContext CudaGraphCheck::matchContextOf(const CapturedSite &Site) const {
+  MatchContext Where{Site.Ctx.Modes, Site.Ctx.StreamGuarded,
+                     perThreadDefaultStream()};
+  Where.Arguments = argumentsAlong(Site.Ctx.Chain);
+  return Where;
+}
+
 SourceLocation CudaGraphCheck::anchorOf(CaptureAnalysis &Analysis,
                                         const CapturedSite &Site,
                                         const Reach *&Via) {

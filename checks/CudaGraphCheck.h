@@ -63,6 +63,11 @@ protected:
   /// function containing it. Sets \p Via to that call's reach (or null).
   static SourceLocation anchorOf(CaptureAnalysis &Analysis,
                                  const CapturedSite &Site, const Reach *&Via);
+  /// What the calls on the chain \p Chain (the reach of the function holding
+  /// a captured call) pass for a parameter, for HazardMatch.
+  static ArgumentsFn argumentsAlong(const Reach *Chain);
+  /// The MatchContext of a captured call.
+  MatchContext matchContextOf(const CapturedSite &Site) const;
   /// The stream a capture records, as source text, when the code at \p Site
   /// can name it: the site is in the function that began the capture with a
   /// raw begin call given a plain variable.

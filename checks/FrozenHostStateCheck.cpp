@@ -1683,10 +1683,8 @@ void FrozenHostStateCheck::checkHostComputedCalls(CaptureAnalysis &Analysis) {
   if (CalleeHazards.empty())
     return;
   for (const CapturedSite &Site : Analysis.sites()) {
-    MatchContext Where{Site.Ctx.Modes, Site.Ctx.StreamGuarded,
-                       perThreadDefaultStream()};
-    const Hazard *H =
-        matchHazard(Analysis.code(), CalleeHazards, Site.Site, Where);
+    const Hazard *H = matchHazard(Analysis.code(), CalleeHazards, Site.Site,
+                                  matchContextOf(Site));
     if (!H)
       continue;
     const Reach *Via = nullptr;

@@ -433,3 +433,29 @@ void callsGuardedHelpers(cudaStream_t s) {
   torchStatus();
   cudaStreamEndCapture(s, &g);
 }
+
+// Host tensors through parameters: a helper given the host copy reads host
+// memory; a check that a tensor is on the CPU makes its reads host reads.
+static double boxEdge(const at::Tensor &box, int i) {
+  return box[i][i].item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'Tensor::item' copies a device value to the host and waits for it
+  // CHECK-MESSAGES: :[[@LINE+16]]:14: note: 'boxEdge' is called here during capture
+}
+static double boxFromCaller(const at::Tensor &box) { return boxEdge(box, 0); }
+struct Cell {
+  explicit Cell(const at::Tensor &box) : edge(box[0][0].item<double>()) {}
+  double edge;
+};
+double hostBoxes(at::Tensor positions, at::Tensor deviceBox, at::Tensor checkedBox) {
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  auto box = deviceBox.cpu();
+  // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: 'Tensor::cpu' copies a tensor to the host
+  double a = boxEdge(box, 1) + boxFromCaller(box);
+  TORCH_CHECK(checkedBox.device() == torch::kCPU, "the box stays on the host");
+  Cell cell(checkedBox);
+  // Without a check, the argument may be on the device.
+  double b = boxEdge(deviceBox, 2);
+  graph.capture_end();
+  return a + b + cell.edge;
+}
