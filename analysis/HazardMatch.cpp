@@ -6,6 +6,8 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMap.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace clang::cudagraph {
 
@@ -85,13 +87,6 @@ static bool mentionsOtherDevice(const Stmt *S) {
   return false;
 }
 
-static bool isTensorType(QualType T) {
-  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
-  if (!RD)
-    return false;
-  std::string Name = RD->getQualifiedNameAsString();
-  return Name == "at::Tensor" || Name == "at::TensorBase";
-}
 
 static const char *const TensorFactories[] = {
     "empty",   "zeros",  "ones",          "full",   "rand",     "randn",
@@ -245,12 +240,195 @@ static bool checkedOnCpu(const VarDecl *VD, const Expr *Use) {
   return false;
 }
 
+bool isTensorType(QualType T) {
+  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  if (!RD || !RD->getIdentifier() ||
+      (RD->getName() != "Tensor" && RD->getName() != "TensorBase"))
+    return false;
+  const auto *NS = dyn_cast<NamespaceDecl>(RD->getDeclContext());
+  return NS && NS->getIdentifier() && NS->getName() == "at";
+}
+
+bool isTensorMetadataQuery(const CXXMethodDecl *M) {
+  if (!M || !M->getIdentifier() || !isTensorType(M->getFunctionObjectParameterType()))
+    return false;
+  return llvm::StringSwitch<bool>(M->getName())
+      .Cases("dim", "ndimension", "size", "sizes", "sym_size", "sym_sizes",
+             true)
+      .Cases("numel", "stride", "strides", "storage_offset", "defined", true)
+      .Cases("scalar_type", "dtype", "element_size", "itemsize", "layout",
+             true)
+      .Cases("is_contiguous", "is_floating_point", "is_complex",
+             "requires_grad", "get_device", true)
+      .Default(false);
+}
+
+static bool mentionsCudaDevice(const Stmt *S);
+
+/// The expression \p E is a part of, past implicit nodes and parentheses;
+/// \p E becomes the part itself.
+static const Stmt *enclosingExpr(const Expr *&E, const ParentMap &PM) {
+  const Stmt *P = PM.getParent(E);
+  while (P && (isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr,
+                   CXXBindTemporaryExpr, ExprWithCleanups>(P))) {
+    E = cast<Expr>(P);
+    P = PM.getParent(P);
+  }
+  return P;
+}
+
+namespace {
+/// What the unit does with a tensor parameter, for readsAsHostBlock.
+struct BlockUses {
+  bool HostRead = false; // a host read of its elements, or a check that
+                         // it is on the CPU
+  bool Other = false;    // anything else: device work, or not known
+  llvm::SmallPtrSet<const ParmVarDecl *, 8> Seen;
+};
+} // namespace
+
+static void scanParameterUses(const ParmVarDecl *P, unsigned Depth,
+                              BlockUses &U);
+
+/// Judges one use of the tensor \p E: the parameter itself, or (\p Element)
+/// a part of it taken with `[i]`, select or index.
+static void judgeTensorUse(const Expr *E, bool Element, const ParentMap &PM,
+                           unsigned Depth, BlockUses &U) {
+  const Stmt *P = enclosingExpr(E, PM);
+  if (!P || isa<LambdaExpr>(P))
+    return; // a lambda's capture of it is no use by itself
+  if (const auto *Sub = dyn_cast<CXXOperatorCallExpr>(P);
+      Sub && Sub->getOperator() == OO_Subscript && Sub->getNumArgs() == 2 &&
+      Sub->getArg(0)->IgnoreImplicit() == E->IgnoreImplicit())
+    return judgeTensorUse(Sub, /*Element=*/true, PM, Depth, U);
+  if (const auto *ME = dyn_cast<MemberExpr>(P)) {
+    const auto *M = dyn_cast<CXXMethodDecl>(ME->getMemberDecl());
+    const Expr *Callee = ME;
+    const auto *Call =
+        dyn_cast_or_null<CXXMemberCallExpr>(enclosingExpr(Callee, PM));
+    if (!M || !M->getIdentifier() || !Call) {
+      U.Other = true;
+      return;
+    }
+    StringRef Name = M->getName();
+    if (isTensorMetadataQuery(M))
+      return;
+    if (Name == "item") {
+      U.HostRead |= Element;
+      return;
+    }
+    if (Name == "select" || Name == "index")
+      return judgeTensorUse(Call, /*Element=*/true, PM, Depth, U);
+    if (Name == "accessor") { // a host accessor: host memory only
+      U.HostRead = true;
+      return;
+    }
+    if (Name == "device") {
+      // Compared with the CPU, or just looked at; compared with a CUDA
+      // device or asked is_cuda(), it is device evidence.
+      const Expr *Dev = Call;
+      const Stmt *Use = enclosingExpr(Dev, PM);
+      U.Other |= Use && mentionsCudaDevice(Use);
+      if (const auto *Next = dyn_cast_or_null<MemberExpr>(Use))
+        U.Other |= Next->getMemberDecl()->getName() == "is_cuda";
+      return;
+    }
+    U.Other = true;
+    return;
+  }
+  // Passed to a function of the unit: what that function does with it.
+  const FunctionDecl *Callee = nullptr;
+  unsigned Index = 0;
+  bool Found = false;
+  auto FindArg = [&](llvm::ArrayRef<const Expr *> Args, unsigned Offset) {
+    for (unsigned I = 0; I < Args.size(); ++I)
+      if (Args[I]->IgnoreImplicit() == E->IgnoreImplicit() && I >= Offset) {
+        Index = I - Offset;
+        Found = true;
+      }
+  };
+  if (const auto *Call = dyn_cast<CallExpr>(P)) {
+    Callee = Call->getDirectCallee();
+    FindArg({Call->getArgs(), Call->getNumArgs()},
+            isa<CXXOperatorCallExpr>(Call) && isa_and_nonnull<CXXMethodDecl>(Callee));
+  } else if (const auto *Construct = dyn_cast<CXXConstructExpr>(P)) {
+    Callee = Construct->getConstructor();
+    FindArg({Construct->getArgs(), Construct->getNumArgs()}, 0);
+  }
+  const FunctionDecl *Def = Callee ? Callee->getDefinition() : nullptr;
+  if (Element || !Found || !Def || Index >= Def->getNumParams() ||
+      Depth >= 6 || Def->isInStdNamespace() ||
+      Def->getASTContext().getSourceManager().isInSystemHeader(
+          Def->getLocation())) {
+    U.Other = true;
+    return;
+  }
+  std::string Qualified = Def->getQualifiedNameAsString();
+  StringRef Q(Qualified);
+  if (Q.starts_with("at::") || Q.starts_with("c10::") ||
+      Q.starts_with("torch::")) {
+    U.Other = true;
+    return;
+  }
+  scanParameterUses(Def->getParamDecl(Index), Depth + 1, U);
+}
+
+/// Judges every use of the tensor parameter \p P in its function, and in
+/// the functions of the unit it is passed on to.
+static void scanParameterUses(const ParmVarDecl *P, unsigned Depth,
+                              BlockUses &U) {
+  if (U.Other || !U.Seen.insert(P).second)
+    return;
+  const auto *FD = dyn_cast<FunctionDecl>(P->getDeclContext());
+  const Stmt *Body = FD ? FD->getBody() : nullptr;
+  if (!Body) {
+    U.Other = true;
+    return;
+  }
+  if (const auto *Block = dyn_cast<CompoundStmt>(Body))
+    for (const Stmt *S : Block->body())
+      if (const auto *If = dyn_cast<IfStmt>(S);
+          If && !If->getElse() && failsUnlessOnCpu(If->getCond(), P) &&
+          neverCompletes(If->getThen())) {
+        U.HostRead = true; // the function stops unless it is on the CPU
+        return;
+      }
+  ParentMap PM(const_cast<Stmt *>(Body));
+  auto Walk = [&](const Stmt *S, auto &&Self) -> void {
+    if (!S || U.Other)
+      return;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
+        DRE && DRE->getDecl()->getCanonicalDecl() == P->getCanonicalDecl())
+      judgeTensorUse(DRE, /*Element=*/false, PM, Depth, U);
+    for (const Stmt *Child : S->children())
+      Self(Child, Self);
+  };
+  Walk(Body, Walk);
+}
+
+/// Whether the tensor parameter \p P, whose callers are not known, is a
+/// block of host values by the way the unit uses it: its elements are read
+/// one by one on the host (`box[0][0].item()`), or a function it is passed
+/// to checks it is on the CPU, and it is given to no device work, tensor
+/// operation or library call (kernels, data_ptr, accessors for kernels,
+/// arithmetic, `.cuda()`, `.cpu()`, an is_cuda() check).
+static bool readsAsHostBlock(const ParmVarDecl *P) {
+  if (!isTensorType(P->getType()))
+    return false;
+  BlockUses U;
+  scanParameterUses(P, 0, U);
+  return U.HostRead && !U.Other;
+}
+
 namespace {
 /// Where a tensor expression is judged: the arguments the calls leading to
-/// the match pass for parameters, seen from chain level Level.
+/// the match pass for parameters, seen from chain level Level. HostBlocks:
+/// a parameter whose callers are not known counts as a host tensor when
+/// the unit uses it as a block of host values (readsAsHostBlock).
 struct HostScope {
   const ArgumentsFn *Arguments = nullptr;
   unsigned Level = NoLevel;
+  bool HostBlocks = false;
 };
 } // namespace
 
@@ -268,15 +446,17 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0,
     const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
     if (VD && checkedOnCpu(VD, DRE))
       return true;
-    if (const auto *P = dyn_cast_or_null<ParmVarDecl>(VD);
-        P && Scope.Arguments && *Scope.Arguments && Scope.Level != NoLevel) {
+    if (const auto *P = dyn_cast_or_null<ParmVarDecl>(VD)) {
       llvm::SmallVector<PassedArgument, 2> Passed;
-      if (!(*Scope.Arguments)(P, Scope.Level, Passed) || Passed.empty())
-        return false;
-      return llvm::all_of(Passed, [&](const PassedArgument &A) {
-        return isHostTensor(A.Arg, Depth + 1,
-                            HostScope{Scope.Arguments, A.Level});
-      });
+      if (Scope.Arguments && *Scope.Arguments && Scope.Level != NoLevel &&
+          (*Scope.Arguments)(P, Scope.Level, Passed) && !Passed.empty())
+        return llvm::all_of(Passed, [&](const PassedArgument &A) {
+          return isHostTensor(
+              A.Arg, Depth + 1,
+              HostScope{Scope.Arguments, A.Level, Scope.HostBlocks});
+        });
+      // Callers not known: judge by what the unit does with it.
+      return Scope.HostBlocks && readsAsHostBlock(P);
     }
     const Expr *Init = localValueInit(E);
     return Init && isHostTensor(Init, Depth + 1, Scope);
@@ -669,7 +849,7 @@ static bool passesTrueToParam(const CallExpr *Call, const NamePatterns &Names,
 /// `host.item()`, `at::nonzero(host)`: the hazard's device read happens on
 /// a tensor known to be in host memory, which is plain host work.
 static bool readsHostTensor(const CallExpr *Call, const MatchContext &Where) {
-  HostScope Scope{&Where.Arguments, 0};
+  HostScope Scope{&Where.Arguments, 0, /*HostBlocks=*/true};
   if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call))
     return isHostTensor(Member->getImplicitObjectArgument(), 0, Scope);
   const FunctionDecl *FD = Call->getDirectCallee();

@@ -11,6 +11,7 @@
 #include "CallSites.h"
 #include "HazardCatalog.h"
 #include "UserCode.h"
+#include "clang/AST/DeclCXX.h"
 #include "clang/AST/ParentMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include <functional>
@@ -80,6 +81,14 @@ inline bool isLegacyStream(StreamValue Value, bool PerThreadDefault) {
 const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,
                           const CallSite &Site,
                           const MatchContext &Where = MatchContext());
+
+/// Whether \p T is at::Tensor or at::TensorBase (or a reference to one).
+bool isTensorType(QualType T);
+
+/// Whether \p M is a tensor method that reads only the tensor's metadata,
+/// known on the host without the device: dim, size(s), numel, strides,
+/// dtype, defined, is_contiguous, ...
+bool isTensorMetadataQuery(const CXXMethodDecl *M);
 
 /// True for a tensor copy to the CPU that does not pass non_blocking=true.
 bool isBlockingHostCopy(const CallExpr *Call);

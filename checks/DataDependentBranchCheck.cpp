@@ -114,6 +114,9 @@ namespace {
 struct DeviceVar {
   const Stmt *Read = nullptr;
   bool Pointee = false; // the memory the variable points to or owns
+  /// A host copy of a device tensor (`t.cpu()`): its values came from the
+  /// device, its shape did not.
+  bool ShapeKnown = false;
 };
 
 struct Taint {
@@ -127,15 +130,15 @@ struct Taint {
 };
 
 /// Calls \p Fn on \p S and its parts, not inside lambdas nor inside `&x`
-/// (taking an address reads no value).
-void forEachValueUse(const Stmt *S, llvm::function_ref<void(const Stmt *)> Fn) {
+/// (taking an address reads no value); \p Fn returns false to skip the
+/// parts of what it is given.
+void forEachValueUse(const Stmt *S, llvm::function_ref<bool(const Stmt *)> Fn) {
   if (!S)
     return;
   if (const auto *UO = dyn_cast<UnaryOperator>(S);
       UO && UO->getOpcode() == UO_AddrOf)
     return;
-  Fn(S);
-  if (isa<LambdaExpr>(S))
+  if (!Fn(S) || isa<LambdaExpr>(S))
     return;
   for (const Stmt *Child : S->children())
     forEachValueUse(Child, Fn);
@@ -174,33 +177,42 @@ public:
     const Stmt *Found = nullptr;
     forEachValueUse(E, [&](const Stmt *S) {
       if (Found)
-        return;
+        return false;
       if (const VarDecl *VD = dereferencedVariable(S)) {
         auto It = T.Vars.find(VD);
         if (It != T.Vars.end() && It->second.Pointee) {
           Found = It->second.Read;
-          return;
+          return false;
         }
       }
+      // `copy.dim()`, `copy.size(0)` of a host copy: shape, not device data.
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S);
+          MC && isTensorMetadataQuery(MC->getMethodDecl()))
+        if (const VarDecl *VD = varOf(MC->getImplicitObjectArgument())) {
+          auto It = T.Vars.find(VD);
+          if (It != T.Vars.end() && It->second.ShapeKnown)
+            return false;
+        }
       if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
         if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl())) {
           auto It = T.Vars.find(VD);
           if (It != T.Vars.end() && !It->second.Pointee)
             Found = It->second.Read;
         }
-        return;
+        return false;
       }
       const auto *Call = dyn_cast<CallExpr>(S);
       if (!Call || !readsHere(Call))
-        return;
+        return true;
       if (Check.isDeviceReadCall(Analysis, Call)) {
         Found = Call;
-        return;
+        return false;
       }
       const FunctionDecl *Def = definitionOf(Call->getDirectCallee());
       if (Def && Def != FD && Analysis.isUserLocation(Def->getLocation()) &&
           Check.returnedRead(Analysis, Def))
         Found = Call;
+      return !Found;
     });
     return Found;
   }
@@ -209,6 +221,18 @@ public:
   std::vector<std::pair<const Stmt *, Taint>> Points;
 
 private:
+  /// Whether \p Value is itself the copy \p Read of a tensor to the host.
+  bool isHostCopyOf(const Expr *Value, const Stmt *Read) {
+    const auto *Call = dyn_cast<CallExpr>(Read);
+    if (!Call || Value->IgnoreImplicit() != Call->IgnoreImplicit() ||
+        !Call->getDirectCallee())
+      return false;
+    CallSite Site{CallSite::Kind::Call, Call, Call->getExprLoc(),
+                  Call->getDirectCallee()};
+    const Hazard *H = matchHazard(Analysis.code(), Check.Reads, Site);
+    return H && (H->Id == "tensor-cpu" || H->Id == "tensor-to-host");
+  }
+
   bool readsHere(const Stmt *S) const {
     return !Captured || Analysis.contextOf(FD, S).has_value();
   }
@@ -217,7 +241,7 @@ private:
     if (!VD)
       return;
     if (const Stmt *Read = readIn(Value, T))
-      T.Vars[VD] = {Read, false};
+      T.Vars[VD] = {Read, false, isHostCopyOf(Value, Read)};
     else if (!Compound)
       T.Vars.erase(VD); // overwritten with a host value
   }

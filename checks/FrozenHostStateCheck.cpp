@@ -34,16 +34,6 @@ FrozenHostStateCheck::FrozenHostStateCheck(StringRef Name,
 // Types and storages
 //===----------------------------------------------------------------------===//
 
-static bool isTensorType(QualType T) {
-  T = T.getNonReferenceType().getUnqualifiedType();
-  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
-  if (!RD || !RD->getIdentifier() ||
-      (RD->getName() != "Tensor" && RD->getName() != "TensorBase"))
-    return false;
-  const auto *NS = dyn_cast<NamespaceDecl>(RD->getDeclContext());
-  return NS && NS->getIdentifier() && NS->getName() == "at";
-}
-
 /// A container of tensors a call reads as a whole: `std::vector<at::Tensor>`,
 /// a TorchScript `std::vector<c10::IValue>` of inputs, `c10::List`, an
 /// `IValue` itself.

@@ -169,5 +169,61 @@ PYBIND11_MODULE(myext, m) {
       .def("run", &Runner::run);
 }
 
+// A tensor argument whose device the unit does not show. Read element by
+// element on the host and given to no device work, it is a block of host
+// values (a simulation box, a small table of parameters): its reads are
+// host reads. A scalar read whole, or a tensor also given to a kernel, is
+// device data.
+template <typename T> struct Extent {
+  T x, y, z;
+};
+__global__ void bin_kernel(const float *pos, Extent<float> box, int n);
+
+static Extent<float> boxExtent(const at::Tensor &box) {
+  return {box[0][0].item<float>(), box[1][1].item<float>(),
+          box[2][2].item<float>()};
+}
+static void checkedStrategy(const at::Tensor &pos, const at::Tensor &box) {
+  TORCH_CHECK(box.device() == torch::kCPU, "the box stays on the host");
+  bin_kernel<<<1, 32, 0, at::cuda::getCurrentCUDAStream()>>>(
+      pos.data_ptr<float>(), boxExtent(box), 32);
+}
+static void cellStrategy(const at::Tensor &pos, const at::Tensor &box) {
+  TORCH_CHECK(box.dim() == 2 && box.size(0) == 3, "a 3x3 box");
+  TORCH_CHECK(box[0][1].item<float>() == 0, "a rectangular box");
+  bin_kernel<<<1, 32, 0, at::cuda::getCurrentCUDAStream()>>>(
+      pos.data_ptr<float>(), boxExtent(box), 32);
+}
+at::Tensor bin_atoms(at::Tensor pos, at::Tensor box, int64_t strategy) {
+  if (strategy == 0)
+    checkedStrategy(pos, box);
+  else
+    cellStrategy(pos, box);
+  return pos;
+}
+at::Tensor scale_by(at::Tensor x, at::Tensor scale) {
+  float s = scale.item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: 'Tensor::item' copies a device value to the host
+  // CHECK-MESSAGES: :[[@LINE+16]]:5: note: 'scale_by' is registered here as custom op 'md::scale_by'
+  return x * s;
+}
+at::Tensor first_run(at::Tensor x, at::Tensor lens) {
+  int64_t first = lens[0].item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: 'Tensor::item' copies a device value to the host
+  // CHECK-MESSAGES: :[[@LINE+12]]:5: note: 'first_run' is registered here as custom op 'md::first_run'
+  scale_kernel<<<1, 32, 0, at::cuda::getCurrentCUDAStream()>>>(
+      reinterpret_cast<float *>(lens.data_ptr<int64_t>()), 1.f, 32);
+  return x.narrow(0, 0, first);
+}
+
+TORCH_LIBRARY_FRAGMENT(md, m) {
+  m.def("bin_atoms(Tensor pos, Tensor box, int strategy) -> Tensor");
+  m.impl("bin_atoms", torch::kCUDA, &bin_atoms);
+  m.def("scale_by(Tensor x, Tensor scale) -> Tensor");
+  m.impl("scale_by", torch::kCUDA, &scale_by);
+  m.def("first_run(Tensor x, Tensor lens) -> Tensor");
+  m.impl("first_run", torch::kCUDA, &first_run);
+}
+
 // CHECK-NARROW-NOT: warning:
 // CHECK-OFF-NOT: warning:
