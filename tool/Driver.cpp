@@ -379,6 +379,11 @@ std::vector<std::string> adjustArguments(const std::vector<std::string> &Args) {
   chooseChecks(Result, C.Sources);
   // Clang 19 knows CUDA up to 12.5 and warns about every newer toolkit.
   Result.insert(Result.begin(), "--extra-arg-before=-Wno-unknown-cuda-version");
+  // Keep parsing past clang's default limit of 20 errors: code nvcc takes
+  // and clang does not, or a header of another library version, would
+  // otherwise hide the rest of the file, its captures included. A
+  // -ferror-limit in the compile command comes later and wins.
+  Result.insert(Result.begin(), "--extra-arg-before=-ferror-limit=0");
   // Clang looks for its own headers next to the running binary; this one
   // is not installed there. Without them CUDA files miss the wrappers
   // (cuda_wrappers/new, cmath, ...) and Thrust or CUB sorts fail to parse.
