@@ -62,6 +62,47 @@ static bool isTensorListType(QualType T) {
   return ElementRD && IsValue(ElementRD);
 }
 
+/// A class of the project that owns a tensor: a field of type at::Tensor,
+/// in the class or a base (a wrapper such as a lattice code's own Tensor).
+static bool ownsTensor(QualType T) {
+  const auto *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  if (!RD || !RD->hasDefinition() || isTensorType(T) || isTensorListType(T))
+    return false;
+  RD = RD->getDefinition();
+  std::string Name = RD->getQualifiedNameAsString();
+  llvm::StringRef N(Name);
+  if (N.starts_with("std::") || N.starts_with("at::") ||
+      N.starts_with("c10::") || N.starts_with("torch::"))
+    return false;
+  auto HasTensorField = [](const CXXRecordDecl *C) {
+    return llvm::any_of(C->fields(), [](const FieldDecl *F) {
+      return isTensorType(F->getType()) && !F->getType()->isReferenceType();
+    });
+  };
+  if (HasTensorField(RD))
+    return true;
+  bool Found = false;
+  RD->forallBases([&](const CXXRecordDecl *Base) {
+    Found = Found || HasTensorField(Base);
+    return true;
+  });
+  return Found;
+}
+
+/// Whether \p Init makes a new object of a tensor-owning class: a
+/// construction (not a copy or move) from no tensor, which makes its own.
+static bool isFreshOwner(const Expr *Init) {
+  const Expr *E = Init ? Init->IgnoreImplicit() : nullptr;
+  const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E);
+  if (!Construct || !ownsTensor(Construct->getType()) ||
+      Construct->getConstructor()->isCopyOrMoveConstructor())
+    return false;
+  return llvm::none_of(Construct->arguments(), [](const Expr *Arg) {
+    QualType T = Arg->getType();
+    return isTensorType(T) || isTensorListType(T) || ownsTensor(T);
+  });
+}
+
 /// A pointer to data (not an opaque handle such as cudaStream_t, whose
 /// pointee is an incomplete struct, nor a function).
 static bool isDataPointer(QualType T) {
@@ -557,7 +598,78 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
         Step = Step->Parent;
       }
     };
-    forEachLaunchParameter(Analysis, Call, Visit);
+    // A tensor field read through `this` or a parameter of a method of a
+    // tensor-owning class: the object the calls on the chain hand down
+    // (`force = field.row(0)` reads `force` and `field`; a method returning
+    // such an object, `field.row(0)`, is a view of its own object).
+    auto VisitOwner = [&](const Decl *D, ValueKind K, const Expr *Use) {
+      const auto *ME = dyn_cast_or_null<MemberExpr>(
+          Use ? Use->IgnoreParenImpCasts() : nullptr);
+      if (K != ValueKind::Tensor || !isa_and_nonnull<FieldDecl>(D) || !ME ||
+          !ownsTensor(QualType(cast<FieldDecl>(D)->getParent()->getTypeForDecl(), 0)))
+        return;
+      const Expr *Obj = ME->getBase()->IgnoreParenImpCasts();
+      const Reach *Step = Site.Ctx.Chain;
+      for (unsigned Depth = 0; Obj && Depth < 12; ++Depth) {
+        Obj = stripCopies(Obj)->IgnoreParenImpCasts();
+        if (const auto *Op = dyn_cast<UnaryOperator>(Obj);
+            Op && Op->getOpcode() == UO_Deref)
+          Obj = Op->getSubExpr()->IgnoreParenImpCasts();
+        const Expr *Up = nullptr;
+        if (isa<CXXThisExpr>(Obj)) {
+          if (!Step || !Step->Site.S || Step->Site.Indirect)
+            return;
+          if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Step->Site.S))
+            Up = MC->getImplicitObjectArgument();
+          else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Step->Site.S);
+                   Op && Op->getNumArgs() > 0 &&
+                   isa_and_nonnull<CXXMethodDecl>(Op->getDirectCallee()))
+            Up = Op->getArg(0);
+          else
+            return;
+          Step = Step->Parent;
+          Obj = Up;
+          continue;
+        }
+        if (const auto *DRE = dyn_cast<DeclRefExpr>(Obj)) {
+          const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          if (!VD || !ownsTensor(VD->getType()))
+            return;
+          if (const auto *P = dyn_cast<ParmVarDecl>(VD)) {
+            if (!Step || !Step->Function || Step->Site.Indirect ||
+                P->getDeclContext() != Step->Function)
+              return;
+            Up = argumentFor(Step->Site.S, P);
+            Step = Step->Parent;
+            Obj = Up;
+            continue;
+          }
+          if (VD->hasLocalStorage() && !VD->getType()->isReferenceType())
+            Record(VD->getCanonicalDecl(), ValueKind::TensorOwner, DRE);
+          return;
+        }
+        // `field.row(0)`: a method of the class returning another object
+        // of it, a view of its own object.
+        if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Obj);
+            MC && ownsTensor(MC->getType()) &&
+            ownsTensor(MC->getImplicitObjectArgument()->getType())) {
+          Obj = MC->getImplicitObjectArgument();
+          continue;
+        }
+        if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Obj);
+            Op && Op->getOperator() == OO_Call && Op->getNumArgs() > 0 &&
+            ownsTensor(Op->getType()) && ownsTensor(Op->getArg(0)->getType())) {
+          Obj = Op->getArg(0);
+          continue;
+        }
+        return;
+      }
+    };
+    auto VisitAll = [&](const Decl *D, ValueKind K, const Expr *Use) {
+      Visit(D, K, Use);
+      VisitOwner(D, K, Use);
+    };
+    forEachLaunchParameter(Analysis, Call, VisitAll);
     // A launch copies its kernel-parameter array at the call; other work
     // keeps the addresses it is given.
     if (!takesParameterArray(Analysis, Call))
@@ -573,11 +685,11 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
                             &Site, Arg, nullptr});
         }
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
-      forEachCapturedValue(MC->getImplicitObjectArgument(), Visit);
+      forEachCapturedValue(MC->getImplicitObjectArgument(), VisitAll);
     if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(Call))
-      forEachCapturedValue(Launch->getConfig(), Visit);
+      forEachCapturedValue(Launch->getConfig(), VisitAll);
     for (const Expr *Arg : Call->arguments())
-      forEachCapturedValue(Arg, Visit);
+      forEachCapturedValue(Arg, VisitAll);
   }
 }
 
@@ -1380,10 +1492,12 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
         const auto *VD = dyn_cast<VarDecl>(Storage);
         if (!Root->Owner || !Root->Call || !VD || !VD->hasLocalStorage() ||
             (Map == &Reads && R.Kind != ValueKind::Tensor &&
-             R.Kind != ValueKind::TensorList))
+             R.Kind != ValueKind::TensorList &&
+             R.Kind != ValueKind::TensorOwner))
           continue;
         if (const auto *P = dyn_cast<ParmVarDecl>(VD)) {
-          if (Map == &Reads && P->getDeclContext() == Root->Owner)
+          if (Map == &Reads && P->getDeclContext() == Root->Owner &&
+              R.Kind != ValueKind::TensorOwner)
             ParamsByRoot[Root].push_back(&R);
           continue;
         }
@@ -1597,8 +1711,12 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
         Origins.push_back({FreshOrigin{VD->getLocation(), VD->getSourceRange(),
                                        VD->getName().str(), nullptr, false},
                            Declared});
-      } else if (R->Kind == ValueKind::Tensor) {
-        if (VD->getInit() && isFreshTensor(Analysis, VD->getInit()))
+      } else if (R->Kind == ValueKind::Tensor ||
+                 R->Kind == ValueKind::TensorOwner) {
+        if (VD->getInit() &&
+            (R->Kind == ValueKind::Tensor
+                 ? isFreshTensor(Analysis, VD->getInit())
+                 : isFreshOwner(VD->getInit())))
           Origins.push_back({FreshOrigin{VD->getLocation(),
                                          VD->getSourceRange(),
                                          VD->getName().str(), nullptr},

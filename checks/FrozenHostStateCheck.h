@@ -36,7 +36,9 @@ protected:
   void checkCapture(CaptureAnalysis &Analysis) override;
 
 public:
-  enum class ValueKind { Tensor, TensorList, Pointer, Scalar };
+  /// TensorOwner: an object of a class of the project that owns a tensor
+  /// (`NSL::Tensor`, a field of `at::Tensor` its methods hand to libtorch).
+  enum class ValueKind { Tensor, TensorList, Pointer, Scalar, TensorOwner };
 
   /// A variable or field that captured work reads.
   struct CapturedRead {

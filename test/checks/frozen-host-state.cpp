@@ -942,3 +942,39 @@ void optimizerRun(at::Tensor w, at::Tensor g) {
   trainStep(adam, w, g);
   graph.capture_end();
 }
+
+// A project's own tensor class (it owns an at::Tensor and hands it to
+// libtorch in its methods) counts as a tensor: a local made by its
+// constructor is new storage on every call.
+template <typename T> struct Lattice {
+  explicit Lattice(int64_t sites) : data_(at::zeros({sites})) {}
+  Lattice(const Lattice &) = default;
+  Lattice &operator=(const Lattice &other) {
+    data_.copy_(other.data_);
+    return *this;
+  }
+  Lattice row(int64_t i) const { return Lattice(data_.select(0, i), 0); }
+  void scaleBy(double s) { data_.mul_(s); }
+  at::Tensor data_;
+
+private:
+  Lattice(at::Tensor t, int) : data_(t) {}
+};
+at::Tensor latticeForce(std::vector<at::cuda::CUDAGraph> &graphs,
+                        const Lattice<float> &field) {
+  bool captured = graphs.size() == 1;
+  if (!captured)
+    graphs.emplace_back();
+  Lattice<float> force(8);
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: 'force' is made anew on every call of 'latticeForce', but the graph captured on an earlier call keeps reading that call's tensor
+  Lattice<float> kept = field; // the caller's storage, shared
+  if (!captured) {
+    graphs[0].capture_begin();
+    force = field.row(0);
+    force.scaleBy(2.0);
+    kept.scaleBy(0.5);
+    graphs[0].capture_end();
+  }
+  graphs[0].replay();
+  return force.data_;
+}
