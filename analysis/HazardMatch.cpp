@@ -250,7 +250,8 @@ bool isTensorType(QualType T) {
 }
 
 bool isTensorMetadataQuery(const CXXMethodDecl *M) {
-  if (!M || !M->getIdentifier() || !isTensorType(M->getFunctionObjectParameterType()))
+  if (!M || !M->getIdentifier() || M->isStatic() ||
+      !isTensorType(M->getFunctionObjectParameterType()))
     return false;
   return llvm::StringSwitch<bool>(M->getName())
       .Cases("dim", "ndimension", "size", "sizes", "sym_size", "sym_sizes",
