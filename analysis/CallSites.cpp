@@ -50,10 +50,54 @@ const FunctionDecl *passedCallable(const Expr *Arg) {
   return callableOf(Arg, 0);
 }
 
+/// The call operator of a closure or function object \p E evaluates to
+/// (`std::forward<C>(c)` in a template instantiated with a lambda type), or
+/// the callable it names; null for generic lambdas and overloaded functors.
+static const FunctionDecl *closureOf(const Expr *E) {
+  if (const FunctionDecl *F = callableOf(E, 1))
+    return F;
+  E = unwrapCallable(E);
+  // std::move / std::forward hand on their argument.
+  while (const auto *Call = dyn_cast_or_null<CallExpr>(E)) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee || Call->getNumArgs() != 1 || !Callee->isInStdNamespace() ||
+        !Callee->getIdentifier() ||
+        (Callee->getName() != "move" && Callee->getName() != "forward"))
+      break;
+    E = unwrapCallable(Call->getArg(0));
+  }
+  if (!E)
+    return nullptr;
+  const CXXRecordDecl *RD = E->getType()->getAsCXXRecordDecl();
+  if (!RD || !RD->hasDefinition())
+    return nullptr;
+  if (RD->isLambda())
+    return RD->isGenericLambda() ? nullptr : RD->getLambdaCallOperator();
+  const CXXMethodDecl *Only = nullptr;
+  for (const CXXMethodDecl *M : RD->methods())
+    if (M->getOverloadedOperator() == OO_Call) {
+      if (Only)
+        return nullptr;
+      Only = M;
+    }
+  return Only;
+}
+
 namespace {
-/// The callables a local variable is assigned in its function after its
-/// initialization (`f = [&] {...};`, `fp = &work;`).
-void collectAssigned(const Stmt *S, const VarDecl *VD,
+/// Whether \p E names \p D: the variable itself, or the field through any
+/// object (`task.work`, `work_`).
+bool namesDecl(const Expr *E, const ValueDecl *D) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return DRE->getDecl() == D;
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    return ME->getMemberDecl() == D;
+  return false;
+}
+
+/// The callables a variable or field is assigned in \p S
+/// (`f = [&] {...};`, `fp = &work;`, `work_ = std::forward<F>(f);`).
+void collectAssigned(const Stmt *S, const ValueDecl *VD,
                      llvm::SmallVectorImpl<const FunctionDecl *> &Out) {
   if (!S || isa<LambdaExpr>(S))
     return;
@@ -67,11 +111,10 @@ void collectAssigned(const Stmt *S, const VarDecl *VD,
     LHS = OC->getArg(0);
     RHS = OC->getArg(1);
   }
-  if (LHS)
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS->IgnoreParenImpCasts());
-        DRE && DRE->getDecl() == VD)
-      if (const FunctionDecl *F = callableOf(RHS, 0))
-        Out.push_back(F);
+  if (LHS && namesDecl(LHS, VD))
+    if (const FunctionDecl *F =
+            isa<FieldDecl>(VD) ? closureOf(RHS) : callableOf(RHS, 0))
+      Out.push_back(F);
   for (const Stmt *Child : S->children())
     collectAssigned(Child, VD, Out);
 }
@@ -105,7 +148,50 @@ static void pickedCallables(const Expr *Init,
   }
 }
 
-llvm::SmallVector<const FunctionDecl *, 2> invokedCallables(const Stmt *S) {
+/// The callables a class keeps in its field \p FD (a std::function or a
+/// function pointer): its default initializer, the member initializers of
+/// its constructors (templates instantiated with a lambda type included)
+/// and assignments in its methods.
+static void fieldCallables(const FieldDecl *FD,
+                           llvm::SmallVectorImpl<const FunctionDecl *> &Out) {
+  const CXXRecordDecl *RD = dyn_cast<CXXRecordDecl>(FD->getParent());
+  if (!RD || !RD->hasDefinition())
+    return;
+  if (const Expr *Init = FD->getInClassInitializer())
+    if (const FunctionDecl *F = closureOf(Init))
+      Out.push_back(F);
+  auto Visit = [&](const FunctionDecl *M) {
+    const FunctionDecl *Def = M->getDefinition();
+    if (!Def || !Def->hasBody() || Def->isDependentContext())
+      return;
+    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(Def))
+      for (const CXXCtorInitializer *Init : Ctor->inits())
+        if (Init->getMember() == FD && Init->getInit())
+          if (const FunctionDecl *F = closureOf(Init->getInit()))
+            Out.push_back(F);
+    collectAssigned(Def->getBody(), FD, Out);
+  };
+  for (const Decl *D : RD->decls()) {
+    if (const auto *M = dyn_cast<CXXMethodDecl>(D))
+      Visit(M);
+    else if (const auto *T = dyn_cast<FunctionTemplateDecl>(D))
+      for (const FunctionDecl *Spec : T->specializations())
+        Visit(Spec);
+  }
+}
+
+/// \p Targets without repeats, in the order first seen.
+static llvm::SmallVector<const FunctionDecl *, 2>
+dedupe(llvm::SmallVector<const FunctionDecl *, 2> &Targets) {
+  llvm::SmallVector<const FunctionDecl *, 2> Unique;
+  for (const FunctionDecl *F : Targets)
+    if (!llvm::is_contained(Unique, F))
+      Unique.push_back(F);
+  return Unique;
+}
+
+llvm::SmallVector<const FunctionDecl *, 2>
+invokedCallables(const Stmt *S, bool *Held) {
   llvm::SmallVector<const FunctionDecl *, 2> Targets;
   const auto *Call = dyn_cast_or_null<CallExpr>(S);
   if (!Call)
@@ -129,7 +215,15 @@ llvm::SmallVector<const FunctionDecl *, 2> invokedCallables(const Stmt *S) {
   } else {
     return Targets;
   }
-  const auto *DRE = dyn_cast<DeclRefExpr>(unwrapCallable(Object));
+  const Expr *Holder = unwrapCallable(Object);
+  if (const auto *ME = dyn_cast_or_null<MemberExpr>(Holder))
+    if (const auto *Field = dyn_cast<FieldDecl>(ME->getMemberDecl())) {
+      if (Held)
+        *Held = true;
+      fieldCallables(Field, Targets);
+      return dedupe(Targets);
+    }
+  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(Holder);
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
   if (!VD || isa<ParmVarDecl>(VD))
     return Targets;
@@ -143,9 +237,7 @@ llvm::SmallVector<const FunctionDecl *, 2> invokedCallables(const Stmt *S) {
     if (const auto *Owner =
             dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod()))
       collectAssigned(Owner->getBody(), VD, Targets);
-  llvm::sort(Targets);
-  Targets.erase(std::unique(Targets.begin(), Targets.end()), Targets.end());
-  return Targets;
+  return dedupe(Targets);
 }
 
 const FunctionDecl *destructorOf(QualType T) {
@@ -205,10 +297,12 @@ void appendCallSites(const Stmt *S, SourceLocation Loc,
     Out.push_back({CallSite::Kind::Call, S, Loc, CE->getDirectCallee()});
     // A std::function or function pointer whose targets are visible calls
     // each of them here.
-    for (const FunctionDecl *Target : invokedCallables(S))
+    bool Held = false;
+    for (const FunctionDecl *Target : invokedCallables(S, &Held))
       if (Target->hasBody()) {
         CallSite Site{CallSite::Kind::Call, S, Loc, Target};
         Site.Indirect = true;
+        Site.Held = Held;
         Out.push_back(Site);
       }
     Args = llvm::ArrayRef(CE->getArgs(), CE->getNumArgs());

@@ -33,6 +33,10 @@ struct CallSite {
   /// A Call of Callee through a std::function or a function pointer: S's
   /// direct callee (if any) is not Callee.
   bool Indirect = false;
+  /// An Indirect call through a callable an object keeps in a field (a
+  /// task queue's entries): which of the field's targets runs depends on
+  /// the object.
+  bool Held = false;
 
   const CallExpr *call() const { return llvm::dyn_cast_or_null<CallExpr>(S); }
 };
@@ -43,9 +47,13 @@ struct CallSite {
 const FunctionDecl *passedCallable(const Expr *Arg);
 
 /// The functions a call \p S runs through a std::function or a function
-/// pointer held in a variable: the callables it is initialized with or, for
-/// a local, assigned in its function. Empty when none is visible.
-llvm::SmallVector<const FunctionDecl *, 2> invokedCallables(const Stmt *S);
+/// pointer held in a variable or a field: the callables it is initialized
+/// with or, for a local, assigned in its function; for a field, those its
+/// class's constructors (instantiations with a lambda type included) and
+/// methods store in it. Empty when none is visible. \p Held is set when
+/// the callable is a field's.
+llvm::SmallVector<const FunctionDecl *, 2>
+invokedCallables(const Stmt *S, bool *Held = nullptr);
 
 /// Whether \p FD emplaces into a standard container of std::thread or
 /// std::jthread: the callable it gets starts a thread.

@@ -265,6 +265,19 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
   const FunctionDecl *Def = definitionOf(Site.Callee);
   if (!Def)
     return;
+  // A thread running callables kept in objects (a task queue): which task
+  // runs while another thread's capture is open depends on the queue's
+  // order, which is not visible; only tasks that capture themselves are
+  // followed (a pool's workers run them side by side).
+  if (Site.Held && onOtherThread(C.Root) && !globalBeginUnder(Def))
+    return;
+  // There too, a callable handed to a function of the unit runs only where
+  // that function calls it (reachPassedCallables), not when it is handed
+  // over: a task queue's `emplace(work)` keeps it for later.
+  if (Site.K == CallSite::Kind::Callable && onOtherThread(C.Root))
+    if (const FunctionDecl *Taker = definitionOf(directCallee(Site.S));
+        Taker && Code.isUserLocation(Taker->getLocation()))
+      return;
   if (Code.isUserLocation(Def->getLocation())) {
     reach(Def, Site, C, nullptr,
           Values.passed(Site, Def, Function, CallerValues, KnownArg));
@@ -852,6 +865,51 @@ static bool threadOutlivesCall(ASTContext &Ctx, const CallSite &Site,
   return false;
 }
 
+/// Whether the thread start \p S runs in a loop of \p FD's body, starting
+/// one thread per iteration.
+static bool startedInLoop(ASTContext &Ctx, const Stmt *S,
+                          const FunctionDecl *FD) {
+  DynTypedNodeList Parents = Ctx.getParents(*S);
+  for (unsigned Steps = 0; !Parents.empty() && Steps < 64; ++Steps) {
+    const Stmt *P = Parents[0].get<Stmt>();
+    if (!P || P == FD->getBody())
+      return false;
+    if (isa<ForStmt, WhileStmt, CXXForRangeStmt>(P))
+      return true;
+    if (const auto *Do = dyn_cast<DoStmt>(P)) {
+      const Expr *Cond = Do->getCond()->IgnoreParenImpCasts();
+      if (!isa<IntegerLiteral>(Cond) && !isa<CXXBoolLiteralExpr>(Cond))
+        return true;
+    }
+    Parents = Ctx.getParents(*P);
+  }
+  return false;
+}
+
+/// A global-mode begin among \p Begins that the thread running \p Def does
+/// not make itself, or null.
+const RegionRoot *CaptureAnalysis::otherGlobalBegin(
+    llvm::ArrayRef<const RegionRoot *> Begins, const FunctionDecl *Def) {
+  llvm::DenseSet<const FunctionDecl *> Own;
+  llvm::SmallVector<const FunctionDecl *, 16> Work{Def};
+  while (!Work.empty() && Own.size() < 256) {
+    const FunctionDecl *FD = Work.pop_back_val();
+    if (!FD || !Own.insert(FD).second || !FD->getBody())
+      continue;
+    for (const CallSite &Site : Flows->callsIn(FD)) {
+      if (Site.K == CallSite::Kind::Callable && startsThread(Site))
+        continue;
+      if (const FunctionDecl *Callee = definitionOf(Site.Callee);
+          Callee && Code.isUserLocation(Callee->getLocation()))
+        Work.push_back(Callee);
+    }
+  }
+  for (const RegionRoot *R : Begins)
+    if (!Own.contains(R->Owner))
+      return R;
+  return nullptr;
+}
+
 void CaptureAnalysis::addOtherThreadRoots() {
   const SourceManager &SM = Ctx.getSourceManager();
   // Threads that outlive the function starting them may run while a
@@ -939,21 +997,33 @@ void CaptureAnalysis::addOtherThreadRoots() {
         if (!Def || !Code.isUserLocation(Def->getLocation()) ||
             !threadOutlivesCall(Ctx, Site, FD, Calls))
           continue;
+        // A thread that captures itself overlaps its own capture only when
+        // several such threads run (started in a loop: a worker pool); one
+        // thread overlaps the captures of others.
+        const RegionRoot *Overlapped = CaptureFor(FD);
+        bool Pool = false;
+        if (const RegionRoot *Own = globalBeginUnder(Def)) {
+          if ((Pool = startedInLoop(Ctx, Site.S, FD)))
+            Overlapped = Own;
+          else if (!(Overlapped = otherGlobalBegin(GlobalBegins, Def)))
+            continue;
+        }
         Started.insert(Site.S);
-        StartThread(FD, Site, Def, CaptureFor(FD));
+        StartThread(FD, Site, Def, Overlapped);
+        ListedRoots.back().Pool = Pool;
       }
     }
   addSiblingThreadRoots(Started, StartThread);
   drain();
 }
 
-/// A global-mode (or unknown-mode) begin that \p FD makes itself or through
-/// the user functions and callables it calls, a few calls deep.
-const RegionRoot *CaptureAnalysis::globalBeginUnder(
-    const FunctionDecl *FD, unsigned Depth,
-    llvm::DenseMap<const FunctionDecl *, const RegionRoot *> &Memo) {
-  if (!FD || Depth > 4)
+const RegionRoot *CaptureAnalysis::globalBeginUnder(const FunctionDecl *FD,
+                                                    unsigned Depth) {
+  // Deep enough for a worker loop that dispatches a stored task which calls
+  // the function that captures.
+  if (!FD || Depth > 10)
     return nullptr;
+  auto &Memo = BeginUnderMemo;
   auto [It, New] = Memo.try_emplace(FD, nullptr);
   if (!New)
     return It->second;
@@ -971,7 +1041,7 @@ const RegionRoot *CaptureAnalysis::globalBeginUnder(
       const FunctionDecl *Def = definitionOf(Site.Callee);
       if (!Def || Def == FD || !Code.isUserLocation(Def->getLocation()))
         continue;
-      if ((Found = globalBeginUnder(Def, Depth + 1, Memo)))
+      if ((Found = globalBeginUnder(Def, Depth + 1)))
         break;
     }
   Memo[FD] = Found;
@@ -987,7 +1057,6 @@ void CaptureAnalysis::addSiblingThreadRoots(
                             const FunctionDecl *, const RegionRoot *)>
         StartThread) {
   const SourceManager &SM = Ctx.getSourceManager();
-  llvm::DenseMap<const FunctionDecl *, const RegionRoot *> Memo;
   for (const FunctionDecl *FD : UserFunctions) {
     if (!FD->getBody())
       continue;
@@ -1005,7 +1074,7 @@ void CaptureAnalysis::addSiblingThreadRoots(
       if (Site.K == CallSite::Kind::Callable && Site.S && startsThread(Site))
         if (const FunctionDecl *Def = definitionOf(Site.Callee);
             Def && Code.isUserLocation(Def->getLocation()))
-          Starts.push_back({&Site, Def, globalBeginUnder(Def, 0, Memo)});
+          Starts.push_back({&Site, Def, globalBeginUnder(Def)});
     if (Starts.size() < 2 ||
         llvm::none_of(Starts, [](const Start &S) { return S.Begin; }))
       continue;
@@ -1098,7 +1167,7 @@ void CaptureAnalysis::drain() {
       const ValueResult *Facts = Values.under(R->Function, R->Args);
       const FunctionFlow &Flow = Flows->flow(
           R->Function, true, Facts ? &Facts->Branches : nullptr,
-          R->Args.key());
+          R->Args.key(), onOtherThread(R->Root));
       addScope({R->Function, R, &Flow, R->Root, R->Modes, Facts,
                 R->WarmedUp ? &firstUseStmts(R->Function) : nullptr});
     }

@@ -233,9 +233,13 @@ private:
       llvm::function_ref<void(const FunctionDecl *, const CallSite &,
                               const FunctionDecl *, const RegionRoot *)>
           StartThread);
-  const RegionRoot *globalBeginUnder(
-      const FunctionDecl *FD, unsigned Depth,
-      llvm::DenseMap<const FunctionDecl *, const RegionRoot *> &Memo);
+  /// A global-mode (or unknown-mode) begin that \p FD makes itself or
+  /// through the user functions and callables it calls, a few calls deep.
+  const RegionRoot *globalBeginUnder(const FunctionDecl *FD,
+                                     unsigned Depth = 0);
+  llvm::DenseMap<const FunctionDecl *, const RegionRoot *> BeginUnderMemo;
+  const RegionRoot *otherGlobalBegin(llvm::ArrayRef<const RegionRoot *> Begins,
+                                     const FunctionDecl *Def);
   void pushSite(const CapturedSite &Site);
   /// Whether the function holding \p Root's begin (or the begin wrapper)
   /// calls \p Def before the capture begins.

@@ -898,7 +898,7 @@ private:
       F.HasEnd = true;
       if (Record)
         EndLocs.push_back(Loc);
-      return CaptureState();
+      return F.EntryPersists ? F.Entry : CaptureState();
     }
     return S;
   }
@@ -919,7 +919,7 @@ private:
       F.HasEnd = true;
       if (Record)
         EndLocs.push_back(VD->getLocation());
-      return CaptureState();
+      return F.EntryPersists ? F.Entry : CaptureState();
     }
     return S;
   }
@@ -955,10 +955,13 @@ private:
 const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
                                      bool EntryCapturing,
                                      const BranchFacts *Decided,
-                                     llvm::StringRef DecidedKey) {
+                                     llvm::StringRef DecidedKey,
+                                     bool EntryPersists) {
   if (!Decided || Decided->empty())
     DecidedKey = "";
-  auto Key = std::make_tuple(Def, unsigned(EntryCapturing), DecidedKey.str());
+  EntryPersists &= EntryCapturing;
+  auto Key = std::make_tuple(Def, unsigned(EntryCapturing) + EntryPersists,
+                             DecidedKey.str());
   auto It = Flows.find(Key);
   if (It != Flows.end())
     return *It->second;
@@ -968,6 +971,7 @@ const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
   Flow.Function = Def;
   if (EntryCapturing)
     Flow.Entry.Roots.push_back(entryRoot());
+  Flow.EntryPersists = EntryPersists;
 
   // Checked calls that always fail under capture cut paths too.
   bool NeedsCfg = hasEvents(Def) || hasCaptureTests(Def) ||

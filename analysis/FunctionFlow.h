@@ -61,6 +61,9 @@ struct RegionRoot {
   const OpRegistration *Op = nullptr;  // OpEntry: the registration
   const CrossReach *Cross = nullptr;   // CrossFile: the chain from the index
   const RegionRoot *Capture = nullptr; // OtherThread: the capture it overlaps
+  /// OtherThread: one of the threads a loop starts, each running the code
+  /// that makes Capture (a worker pool).
+  bool Pool = false;
   ModeSet Modes = AnyMode;
   /// Conditions the begin ran under: an edge contradicting one of them
   /// cannot be on a path where this capture is open.
@@ -100,6 +103,9 @@ struct FunctionFlow {
   /// No events and no capture tests: every statement runs in Entry.
   bool Whole = true;
   CaptureState Entry;
+  /// Entered on a thread that runs while another thread's capture is open:
+  /// ending its own capture returns to Entry, not to no capture.
+  bool EntryPersists = false;
   /// Before each statement of the CFG and at each branch (not Whole).
   llvm::DenseMap<const Stmt *, CaptureState> States;
   /// Calls made while capturing, with the state before the call.
@@ -139,9 +145,12 @@ public:
   /// The flow of \p Def entered with no capture open, or with one open.
   /// \p Decided: what the caller's constant arguments decide about the
   /// branches of \p Def, named by \p DecidedKey for the cache.
+  /// \p EntryPersists: entered with another thread's capture open (the
+  /// function's own end-capture does not end it).
   const FunctionFlow &flow(const FunctionDecl *Def, bool EntryCapturing,
                            const BranchFacts *Decided = nullptr,
-                           llvm::StringRef DecidedKey = "");
+                           llvm::StringRef DecidedKey = "",
+                           bool EntryPersists = false);
   /// Every region root made so far (begins of analyzed functions).
   const std::deque<RegionRoot> &roots() const { return Roots; }
   /// The placeholder root of flows entered with a capture open.

@@ -63,6 +63,12 @@ bool Hazard::allowedInAll(ModeSet Modes, llvm::StringRef Api) const {
   return Modes && (Modes & ~Allowed) == 0;
 }
 
+bool Hazard::failsOnOtherThread(llvm::StringRef Api) const {
+  return llvm::any_of(FailsOnOtherThread, [&](const ThreadRule &R) {
+    return R.AllNames || R.Names.matches(Api);
+  });
+}
+
 namespace {
 constexpr HazardKind Callee = HazardKind::Callee;
 constexpr HazardKind HostCopy = HazardKind::HostCopy;
@@ -111,6 +117,9 @@ std::vector<Hazard> buildCatalog() {
   Find(Id).AllowedIn.push_back(                                                \
       {Mode, NamePatterns(Names), llvm::StringRef(Names).empty()});
 #define CUDAGRAPH_HAZARD_DEVICE_WIDE(Id) Find(Id).DeviceWide = true;
+#define CUDAGRAPH_HAZARD_OTHER_THREAD(Id, Names)                               \
+  Find(Id).FailsOnOtherThread.push_back(                                       \
+      {NamePatterns(Names), llvm::StringRef(Names).empty()});
 #define CUDAGRAPH_HAZARD_CACHED_RESOURCE(Id) Find(Id).CachedResource = true;
 #define CUDAGRAPH_HAZARD_TORCH_INSTEAD(Id, Instead) Find(Id).TorchInstead = Instead;
 #define CUDAGRAPH_HAZARD_SAFE_FORM(Id, Names) Find(Id).SafeForms.add(Names);
@@ -145,6 +154,7 @@ std::vector<Hazard> hazardsForCheck(llvm::StringRef CheckName,
     Extra.Effect = "is listed as a capture hazard for this check";
     Extra.AllowedIn.clear();
     Extra.DeviceWide = false;
+    Extra.FailsOnOtherThread.clear();
     Extra.SafeForms = NamePatterns();
     Result.push_back(std::move(Extra));
   }

@@ -51,6 +51,7 @@ def _strip_comments(text):
 ASPECT_FIELDS = {
     "CUDAGRAPH_HAZARD_ALLOWED_IN": ("id", "mode", "names"),
     "CUDAGRAPH_HAZARD_DEVICE_WIDE": ("id",),
+    "CUDAGRAPH_HAZARD_OTHER_THREAD": ("id", "names"),
     "CUDAGRAPH_HAZARD_CACHED_RESOURCE": ("id",),
     "CUDAGRAPH_HAZARD_TORCH_INSTEAD": ("id", "instead"),
     "CUDAGRAPH_HAZARD_SAFE_FORM": ("id", "names"),
@@ -60,7 +61,7 @@ ASPECT_FIELDS = {
 def load(path=DEFAULT_PATH):
     """Returns (checks, hazards): lists of dicts in file order. Each hazard
     also carries its aspects: allowed_in (a list of (mode, [names])),
-    device_wide, cached_resource, torch_instead and safe_forms."""
+    device_wide, other_thread (a list of [names], [] meaning all), cached_resource, torch_instead and safe_forms."""
     with open(path, encoding="utf-8") as f:
         text = _strip_comments(f.read())
     checks, hazards = [], []
@@ -80,6 +81,9 @@ def load(path=DEFAULT_PATH):
                     (aspect["mode"], [n for n in aspect["names"].split("|") if n]))
             elif macro == "CUDAGRAPH_HAZARD_DEVICE_WIDE":
                 hazard["device_wide"] = True
+            elif macro == "CUDAGRAPH_HAZARD_OTHER_THREAD":
+                hazard["other_thread"].append(
+                    [n for n in aspect["names"].split("|") if n])
             elif macro == "CUDAGRAPH_HAZARD_CACHED_RESOURCE":
                 hazard["cached_resource"] = True
             elif macro == "CUDAGRAPH_HAZARD_SAFE_FORM":
@@ -96,7 +100,8 @@ def load(path=DEFAULT_PATH):
                 raise ValueError("catalog: bad CUDAGRAPH_HAZARD %r" % args)
             hazard = dict(zip(HAZARD_FIELDS, args))
             hazard["names"] = [n for n in hazard["names"].split("|") if n]
-            hazard.update(allowed_in=[], device_wide=False, cached_resource=False,
+            hazard.update(allowed_in=[], device_wide=False, other_thread=[],
+                          cached_resource=False,
                           torch_instead="",
                           safe_forms=[])
             hazards.append(hazard)

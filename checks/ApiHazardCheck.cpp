@@ -37,11 +37,13 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
   if (!H || Analysis.choosesSafeForm(Site, *H))
     return;
   // On another thread only the calls a global-mode capture prohibits from
-  // every thread matter (measured: cudaEventQuery and cudaMalloc fail with
-  // 900 there); eager copies and framework checks of the current stream do
-  // not involve the capture.
+  // every thread matter (the catalog's measured list: syncs, queries,
+  // allocation, graph destruction); graph launches, eager copies and
+  // framework checks of the current stream do not involve the capture.
   if (OtherThread &&
-      (H->Verdict != GpuVerdict::CaptureError || H->Kind != HazardKind::Callee))
+      (H->Kind != HazardKind::Callee ||
+       !H->failsOnOtherThread(
+           stripCudaApiSuffix(Analysis.code().nameOf(Site.Site.Callee)))))
     return;
   const Reach *Via = nullptr;
   SourceLocation Loc = anchorOf(Analysis, Site, Via);

@@ -375,6 +375,10 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
   // A long chain keeps the calls nearest the finding and the call in the
   // capture region; the middle is counted.
   size_t Keep = std::max(2u, MaxChainNotes);
+  // On another thread the chain runs beside the capture, not in it.
+  StringRef When = Root && Root->K == RegionRoot::Kind::OtherThread
+                       ? "on that thread"
+                       : "during capture";
   for (size_t I = 0; I < Steps.size(); ++I) {
     const Step &R = Steps[I];
     if (Steps.size() > Keep && I + 1 >= Keep && I + 1 < Steps.size()) {
@@ -385,23 +389,19 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
     }
     const FunctionDecl *F = R.Function;
     if (R.Invoker)
-      diag(R.Site->Loc,
-           "'%0' is passed here to '%1', which calls it during "
-           "capture",
+      diag(R.Site->Loc, "'%0' is passed here to '%1', which calls it %2",
            DiagnosticIDs::Note)
-          << displayName(F) << displayName(R.Invoker);
+          << displayName(F) << displayName(R.Invoker) << When;
     else if (isa<CXXDestructorDecl>(F))
       diag(R.Site->Loc,
-           "the destructor '%0' runs during capture when this "
-           "variable goes out of scope",
+           "the destructor '%0' runs %1 when this variable goes out of scope",
            DiagnosticIDs::Note)
-          << displayName(F);
+          << displayName(F) << When;
     else if (displayName(F) == "lambda")
-      diag(R.Site->Loc, "the lambda runs during capture", DiagnosticIDs::Note);
+      diag(R.Site->Loc, "the lambda runs %0", DiagnosticIDs::Note) << When;
     else
-      diag(R.Site->Loc, "'%0' is called here during capture",
-           DiagnosticIDs::Note)
-          << displayName(F);
+      diag(R.Site->Loc, "'%0' is called here %1", DiagnosticIDs::Note)
+          << displayName(F) << When;
   }
   addRootNote(Root);
 }
@@ -619,12 +619,20 @@ void CudaGraphCheck::addRootNote(const RegionRoot *Root) {
     break;
   }
   case RegionRoot::Kind::OtherThread:
-    diag(Root->Loc,
-         "'%0' starts here on another thread, which may still run while the "
-         "capture is open; in global mode the capture prohibits such calls "
-         "from every thread",
-         DiagnosticIDs::Note)
-        << displayName(Root->Via);
+    if (Root->Pool)
+      diag(Root->Loc,
+           "a loop starts '%0' here on several threads: while one of them "
+           "has its global-mode capture open, the calls the others make "
+           "outside their own capture fail",
+           DiagnosticIDs::Note)
+          << displayName(Root->Via);
+    else
+      diag(Root->Loc,
+           "'%0' starts here on another thread, which may still run while "
+           "the capture is open; in global mode the capture prohibits such "
+           "calls from every thread",
+           DiagnosticIDs::Note)
+          << displayName(Root->Via);
     addRootNote(Root->Capture);
     break;
   case RegionRoot::Kind::Listed:

@@ -85,6 +85,9 @@ def allowed_note(h):
         notes.append("%s mode allows %s (not reported there)" % (mode.lower(), what))
     if h["device_wide"]:
         notes.append("waits on every stream: a capture-status test of one stream does not cover it")
+    for names in h["other_thread"]:
+        what = ", ".join("`%s`" % n for n in names) if names else "it"
+        notes.append("%s fails on other threads too during a global-mode capture" % what)
     if h["cached_resource"]:
         notes.append("a cached resource: in code warmed up before the capture, the miss path "
                      "of a cache of it is not reported")
