@@ -221,8 +221,15 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
   // In the function that began the capture, a boolean the begin was guarded
   // by holds its value at calls made while the capture is open: `if (use)
   // begin(); run(use);` runs `run` with `use` true.
-  auto KnownArg = [&](const Expr *Arg) -> std::optional<int64_t> {
-    if (!C.Root || C.Root->Owner != Function || C.Root->Guards.empty() ||
+  // There too, the stream the capture runs on is not 0.
+  bool InBeginner = C.Root && C.Root->Owner == Function;
+  auto KnownArg = [&](const Expr *Arg) -> std::optional<Known> {
+    if (!InBeginner)
+      return std::nullopt;
+    if (const Decl *Stream = capturedStream(C.Root);
+        Stream && storageOf(Arg) == Stream)
+      return Known::nonZero();
+    if (C.Root->Guards.empty() ||
         !Arg->IgnoreParenImpCasts()->getType()->isBooleanType())
       return std::nullopt;
     llvm::SmallVector<GuardFact, 2> Facts;
@@ -231,9 +238,12 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
       return std::nullopt;
     for (const GuardFact &G : C.Root->Guards)
       if (G.Atom == Facts.front().Atom)
-        return G.Value == Facts.front().Value ? 1 : 0;
+        return Known{G.Value == Facts.front().Value ? 1 : 0};
     return std::nullopt;
   };
+  // Members the begin's conditions fixed hold in the methods the region
+  // calls on the same object.
+  const Bindings *Held = InBeginner ? &beganUnder(C.Root) : nullptr;
   // A virtual call may run any override the translation unit defines.
   if (const auto *M = dyn_cast_or_null<CXXMethodDecl>(Site.Callee);
       M && M->isVirtual() && !C.StreamGuarded)
@@ -242,7 +252,8 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
           ME && !ME->hasQualifier())
         for (const FunctionDecl *Override : overridersOf(M))
           reach(Override, Site, C, nullptr,
-                Values.passed(Site, Override, Function, CallerValues, KnownArg));
+                Values.passed(Site, Override, Function, CallerValues, KnownArg,
+                              Held));
   // A virtual method of a library class may run the override of any
   // library class the unit's own code makes (`torch::optim::Adam opt(...)`
   // called through `torch::optim::Optimizer &`): the catalog judges that
@@ -280,7 +291,7 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
       return;
   if (Code.isUserLocation(Def->getLocation())) {
     reach(Def, Site, C, nullptr,
-          Values.passed(Site, Def, Function, CallerValues, KnownArg));
+          Values.passed(Site, Def, Function, CallerValues, KnownArg, Held));
     return;
   }
   if (Def->isInStdNamespace() || C.StreamGuarded)
@@ -346,6 +357,30 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
   R.WarmedUp = Warm;
   Reached[Key] = &R;
   Worklist.push_back(&R);
+}
+
+const Decl *CaptureAnalysis::capturedStream(const RegionRoot *Root) {
+  if (!Root || Root->K != RegionRoot::Kind::BeginApi)
+    return nullptr;
+  const Expr *Stream = streamArgument(dyn_cast_or_null<CallExpr>(Root->Call));
+  const Decl *D = Stream ? storageOf(Stream) : nullptr;
+  const auto *VD = dyn_cast_or_null<ValueDecl>(D);
+  return VD && !VD->getType()->isReferenceType() ? D : nullptr;
+}
+
+const Bindings &CaptureAnalysis::beganUnder(const RegionRoot *Root) {
+  auto [It, Inserted] = BeganUnderMemo.try_emplace(Root);
+  if (!Inserted)
+    return It->second;
+  Bindings Facts;
+  for (auto [Cond, Value] : Root->Conditions)
+    memberFacts(Cond, Value, Ctx, Facts);
+  if (Root->K == RegionRoot::Kind::BeginApi)
+    if (const Expr *Stream =
+            streamArgument(dyn_cast_or_null<CallExpr>(Root->Call)))
+      if (MemberPath Path = memberPathOf(Stream); !Path.empty())
+        Facts.bindMember(Path, Known::nonZero());
+  return BeganUnderMemo[Root] = std::move(Facts);
 }
 
 bool CaptureAnalysis::isCaptureSafe(const FunctionDecl *FD) {

@@ -240,6 +240,14 @@ private:
   llvm::DenseMap<const FunctionDecl *, const RegionRoot *> BeginUnderMemo;
   const RegionRoot *otherGlobalBegin(llvm::ArrayRef<const RegionRoot *> Begins,
                                      const FunctionDecl *Def);
+  /// The variable or field holding the stream \p Root's begin captures
+  /// (`cudaStreamBeginCapture(stream_, ...)`), or null.
+  const Decl *capturedStream(const RegionRoot *Root);
+  /// What the conditions \p Root's begin ran under fix about the members
+  /// of the object its function runs on, and the captured stream when it
+  /// is a member (set: a capture never runs on stream 0).
+  const Bindings &beganUnder(const RegionRoot *Root);
+  llvm::DenseMap<const RegionRoot *, Bindings> BeganUnderMemo;
   void pushSite(const CapturedSite &Site);
   /// Whether the function holding \p Root's begin (or the begin wrapper)
   /// calls \p Def before the capture begins.

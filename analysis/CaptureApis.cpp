@@ -163,6 +163,32 @@ const ValueDecl *globalOrField(const Expr *E) {
 /// The variable or field an lvalue expression denotes: `x`, `a.b.c` (c),
 /// `p->f` (f), `v[i]`, `m[k]` (v, m). A pointee (`*p`, a method called
 /// through `p->`) denotes none.
+static bool isStreamType(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  if (!T->isPointerType())
+    return false;
+  const auto *RD = T->getPointeeType()->getAsRecordDecl();
+  return RD && RD->getName() == "CUstream_st";
+}
+
+const Expr *streamArgument(const CallExpr *Call) {
+  if (!Call)
+    return nullptr;
+  if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(Call)) {
+    const CallExpr *Config = Launch->getConfig();
+    return Config && Config->getNumArgs() >= 4 ? Config->getArg(3) : nullptr;
+  }
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return nullptr;
+  unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD);
+  for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I)
+    if (isStreamType(FD->getParamDecl(I)->getType()))
+      return I + Offset < Call->getNumArgs() ? Call->getArg(I + Offset)
+                                             : nullptr;
+  return nullptr;
+}
+
 const Decl *storageOf(const Expr *E) {
   if (!E)
     return nullptr;

@@ -96,6 +96,10 @@ private:
 
 CaptureTest flip(CaptureTest T);
 
+/// The argument of \p Call passed to a stream parameter (cudaStream_t,
+/// CUstream), the stream of a `<<<...>>>` launch, or null.
+const Expr *streamArgument(const CallExpr *Call);
+
 /// The global variable (static storage) or field \p E names, or null.
 const ValueDecl *globalOrField(const Expr *E);
 

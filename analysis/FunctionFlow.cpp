@@ -10,6 +10,8 @@
 #include "clang/AST/StmtCXX.h"
 #include "clang/Analysis/CFG.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include <optional>
 
 namespace clang::cudagraph {
 
@@ -356,10 +358,86 @@ bool FlowEngine::endsThroughHolder(const VarDecl *VD) {
   return Ends;
 }
 
-/// The facts of the if-conditions around \p Target in \p Body.
-static bool enclosingGuards(const Stmt *S, const Stmt *Target,
-                            const ASTContext &Ctx,
-                            llvm::SmallVectorImpl<GuardFact> &Out) {
+namespace {
+/// A condition on the way to a statement, and its value there.
+struct WayCondition {
+  const Expr *Cond;
+  bool Value;
+  const Stmt *Loop; // a loop's own condition
+};
+} // namespace
+
+/// Whether control never leaves \p S by falling off its end: a return, a
+/// throw, break or continue, a call that does not return (`exit(1)`, a
+/// check macro's failure handler), an if whose both arms do so, a block
+/// holding one of these.
+static bool alwaysExits(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *E = dyn_cast<Expr>(S))
+    S = E->IgnoreImplicit();
+  if (isa<ReturnStmt>(S) || isa<CXXThrowExpr>(S) || isa<BreakStmt>(S) ||
+      isa<ContinueStmt>(S))
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *Callee = Call->getDirectCallee())
+      return Callee->isNoReturn();
+  if (const auto *CS = dyn_cast<CompoundStmt>(S))
+    return llvm::any_of(CS->body(), [](const Stmt *C) {
+      return !isa<LabelStmt>(C) && alwaysExits(C);
+    });
+  if (const auto *If = dyn_cast<IfStmt>(S))
+    return If->getElse() && alwaysExits(If->getThen()) &&
+           alwaysExits(If->getElse());
+  if (const auto *Do = dyn_cast<DoStmt>(S)) // a macro's do { } while (0)
+    return alwaysExits(Do->getBody()) &&
+           !llvm::any_of(Do->getBody()->children(), [](const Stmt *C) {
+             return isa<BreakStmt>(C) || isa<ContinueStmt>(C);
+           });
+  return false;
+}
+
+/// The variables and fields \p Cond reads.
+static void readStorage(const Stmt *S, llvm::SmallPtrSetImpl<const Decl *> &Out) {
+  if (!S)
+    return;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    Out.insert(DRE->getDecl()->getCanonicalDecl());
+  else if (const auto *ME = dyn_cast<MemberExpr>(S))
+    Out.insert(ME->getMemberDecl()->getCanonicalDecl());
+  for (const Stmt *Child : S->children())
+    readStorage(Child, Out);
+}
+
+/// Whether \p S assigns (or increments) a variable or field of \p Read.
+static bool writesStorage(const Stmt *S,
+                          const llvm::SmallPtrSetImpl<const Decl *> &Read) {
+  if (!S || isa<LambdaExpr>(S))
+    return false;
+  const Expr *Target = nullptr;
+  if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isAssignmentOp())
+    Target = BO->getLHS();
+  else if (const auto *UO = dyn_cast<UnaryOperator>(S);
+           UO && UO->isIncrementDecrementOp())
+    Target = UO->getSubExpr();
+  else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+           Op && Op->isAssignmentOp() && Op->getNumArgs() >= 1)
+    Target = Op->getArg(0);
+  if (Target)
+    if (const Decl *D = storageOf(Target); D && Read.contains(D))
+      return true;
+  for (const Stmt *Child : S->children())
+    if (writesStorage(Child, Read))
+      return true;
+  return false;
+}
+
+/// The conditions on every way from the start of \p S to \p Target: the
+/// if-conditions around it, loop conditions, and the conditions of early
+/// exits before it in the same block (`if (!ready) return;`), as long as
+/// nothing between assigns what they read.
+static bool enclosingConditions(const Stmt *S, const Stmt *Target,
+                                llvm::SmallVectorImpl<WayCondition> &Out) {
   if (!S)
     return false;
   if (S == Target)
@@ -368,18 +446,56 @@ static bool enclosingGuards(const Stmt *S, const Stmt *Target,
     return false;
   if (const auto *If = dyn_cast<IfStmt>(S)) {
     size_t Mark = Out.size();
-    guardFacts(If->getCond(), true, Ctx, Out);
-    if (enclosingGuards(If->getThen(), Target, Ctx, Out))
+    Out.push_back({If->getCond(), true, nullptr});
+    if (enclosingConditions(If->getThen(), Target, Out))
       return true;
     Out.resize(Mark);
-    guardFacts(If->getCond(), false, Ctx, Out);
-    if (enclosingGuards(If->getElse(), Target, Ctx, Out))
+    Out.push_back({If->getCond(), false, nullptr});
+    if (enclosingConditions(If->getElse(), Target, Out))
       return true;
     Out.resize(Mark);
-    return enclosingGuards(If->getCond(), Target, Ctx, Out) ||
-           enclosingGuards(If->getInit(), Target, Ctx, Out) ||
-           enclosingGuards(If->getConditionVariableDeclStmt(), Target, Ctx,
-                           Out);
+    return enclosingConditions(If->getCond(), Target, Out) ||
+           enclosingConditions(If->getInit(), Target, Out) ||
+           enclosingConditions(If->getConditionVariableDeclStmt(), Target,
+                               Out);
+  }
+  if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+    size_t Mark = Out.size();
+    // Early exits seen so far in this block, with what their conditions
+    // read.
+    struct Exit {
+      size_t At;
+      llvm::SmallPtrSet<const Decl *, 4> Read;
+    };
+    llvm::SmallVector<Exit, 2> Exits;
+    for (const Stmt *Child : CS->body()) {
+      if (enclosingConditions(Child, Target, Out))
+        return true;
+      const Stmt *Rest = Child;
+      if (const auto *If = dyn_cast<IfStmt>(Child);
+          If && !If->getInit() && !If->getConditionVariable() &&
+          !If->isConsteval()) {
+        std::optional<bool> After;
+        if (alwaysExits(If->getThen()))
+          After = false;
+        else if (If->getElse() && alwaysExits(If->getElse()))
+          After = true;
+        if (After) {
+          Exit &E = Exits.emplace_back();
+          E.At = Out.size();
+          readStorage(If->getCond(), E.Read);
+          Out.push_back({If->getCond(), *After, nullptr});
+          Rest = *After ? If->getThen() : If->getElse();
+        }
+      }
+      // A later assignment to what an exit's condition read makes it say
+      // nothing about the statements after.
+      for (const Exit &E : Exits)
+        if (Out[E.At].Cond && writesStorage(Rest, E.Read))
+          Out[E.At].Cond = nullptr;
+    }
+    Out.resize(Mark);
+    return false;
   }
   // A begin in a loop body ran with the loop condition true.
   const Expr *LoopCond = nullptr;
@@ -393,13 +509,13 @@ static bool enclosingGuards(const Stmt *S, const Stmt *Target,
   }
   if (LoopBody) {
     size_t Mark = Out.size();
-    guardFacts(LoopCond, true, Ctx, Out, S);
-    if (enclosingGuards(LoopBody, Target, Ctx, Out))
+    Out.push_back({LoopCond, true, S});
+    if (enclosingConditions(LoopBody, Target, Out))
       return true;
     Out.resize(Mark);
   }
   for (const Stmt *Child : S->children())
-    if (Child != LoopBody && enclosingGuards(Child, Target, Ctx, Out))
+    if (Child != LoopBody && enclosingConditions(Child, Target, Out))
       return true;
   return false;
 }
@@ -448,7 +564,15 @@ const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
     if (!R.Modes)
       R.Modes = AnyMode;
   }
-  enclosingGuards(Owner->getBody(), S, Ctx, R.Guards);
+  llvm::SmallVector<WayCondition, 4> Way;
+  enclosingConditions(Owner->getBody(), S, Way);
+  for (const WayCondition &W : Way) {
+    if (!W.Cond)
+      continue; // an exit whose condition changed before the begin
+    guardFacts(W.Cond, W.Value, Ctx, R.Guards, W.Loop);
+    if (!W.Loop)
+      R.Conditions.push_back({W.Cond, W.Value});
+  }
   RootsByBegin[S] = &R;
   return &R;
 }

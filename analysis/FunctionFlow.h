@@ -65,7 +65,11 @@ struct RegionRoot {
   /// that makes Capture (a worker pool).
   bool Pool = false;
   ModeSet Modes = AnyMode;
-  /// Conditions the begin ran under: an edge contradicting one of them
+  /// Conditions the begin ran under: the if-statements around it and the
+  /// early exits before it (`if (!enabled_) return;`), with the value each
+  /// has on the way to the begin (loop conditions not included).
+  llvm::SmallVector<std::pair<const Expr *, bool>, 2> Conditions;
+  /// Their facts, loop conditions too: an edge contradicting one of them
   /// cannot be on a path where this capture is open.
   llvm::SmallVector<GuardFact, 1> Guards;
 };

@@ -858,13 +858,6 @@ static bool readsHostTensor(const CallExpr *Call, const MatchContext &Where) {
          isHostTensor(Call->getArg(0), 0, Scope);
 }
 
-static bool isStreamType(QualType T) {
-  T = T.getNonReferenceType().getCanonicalType();
-  if (!T->isPointerType())
-    return false;
-  const auto *RD = T->getPointeeType()->getAsRecordDecl();
-  return RD && RD->getName() == "CUstream_st";
-}
 
 /// A call of c10::cuda::getDefaultCUDAStream, possibly converted to a
 /// cudaStream_t or a c10::Stream.
@@ -906,23 +899,6 @@ StreamValue streamValue(const Expr *E, const ASTContext &Ctx) {
   }
 }
 
-const Expr *streamArgument(const CallExpr *Call) {
-  if (!Call)
-    return nullptr;
-  if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(Call)) {
-    const CallExpr *Config = Launch->getConfig();
-    return Config && Config->getNumArgs() >= 4 ? Config->getArg(3) : nullptr;
-  }
-  const FunctionDecl *FD = Call->getDirectCallee();
-  if (!FD)
-    return nullptr;
-  unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD);
-  for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I)
-    if (isStreamType(FD->getParamDecl(I)->getType()))
-      return I + Offset < Call->getNumArgs() ? Call->getArg(I + Offset)
-                                             : nullptr;
-  return nullptr;
-}
 
 /// Work sent to the legacy default stream: a launch or stream-taking API
 /// call given stream 0 (or none), or a libtorch guard or setter making the

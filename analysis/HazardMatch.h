@@ -9,6 +9,7 @@
 #define CUDAGRAPH_ANALYSIS_HAZARDMATCH_H
 
 #include "CallSites.h"
+#include "CaptureApis.h"
 #include "HazardCatalog.h"
 #include "UserCode.h"
 #include "clang/AST/DeclCXX.h"
@@ -55,9 +56,6 @@ enum class StreamValue {
 };
 StreamValue streamValue(const Expr *E, const ASTContext &Ctx);
 
-/// The argument of \p Call passed to a stream parameter (cudaStream_t,
-/// CUstream), the stream of a `<<<...>>>` launch, or null.
-const Expr *streamArgument(const CallExpr *Call);
 
 /// Whether \p S makes a libtorch stream current: a CUDAStreamGuard or
 /// OptionalCUDAStreamGuard variable, a setCurrentCUDAStream call. \p Stream

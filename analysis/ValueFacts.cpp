@@ -17,19 +17,49 @@ namespace clang::cudagraph {
 
 std::string Bindings::key() const {
   std::string Key;
-  for (auto [Index, Value] : Values)
-    Key += std::to_string(Index) + '=' + std::to_string(Value) + ';';
+  auto Add = [&](const Known &K) {
+    Key += K.NonZero ? std::string("nz") : std::to_string(K.Value);
+    Key += ';';
+  };
+  for (const auto &[Index, Value] : Values) {
+    Key += std::to_string(Index) + '=';
+    Add(Value);
+  }
+  for (const auto &[Path, Value] : Members) {
+    Key += 'm';
+    for (const FieldDecl *FD : Path)
+      Key += std::to_string(reinterpret_cast<uintptr_t>(FD)) + '.';
+    Key += '=';
+    Add(Value);
+  }
   return Key;
 }
 
-const int64_t *Bindings::find(unsigned Index) const {
+const Known *Bindings::find(unsigned Index) const {
   for (const auto &P : Values)
     if (P.first == Index)
       return &P.second;
   return nullptr;
 }
 
-static void bind(Bindings &B, unsigned Index, std::optional<int64_t> Value) {
+const Known *Bindings::findMember(llvm::ArrayRef<const FieldDecl *> Path) const {
+  for (const auto &P : Members)
+    if (llvm::ArrayRef(P.first) == Path)
+      return &P.second;
+  return nullptr;
+}
+
+void Bindings::bindMember(llvm::ArrayRef<const FieldDecl *> Path,
+                          std::optional<Known> Value) {
+  // Assigning `cfg_` changes `cfg_.kind` too.
+  llvm::erase_if(Members, [&](const auto &P) {
+    return llvm::ArrayRef(P.first).take_front(Path.size()) == Path;
+  });
+  if (Value)
+    Members.push_back({MemberPath(Path.begin(), Path.end()), *Value});
+}
+
+static void bind(Bindings &B, unsigned Index, std::optional<Known> Value) {
   auto *It = llvm::find_if(B.Values, [&](const auto &P) {
     return P.first == Index;
   });
@@ -41,6 +71,95 @@ static void bind(Bindings &B, unsigned Index, std::optional<int64_t> Value) {
     return P.first > Index;
   });
   B.Values.insert(At, {Index, *Value});
+}
+
+/// Whether a value of type \p T can be bound: an integer, an enumerator,
+/// a pointer (known null or known set).
+static bool bindableType(QualType T) {
+  return !T.isNull() && !T.isVolatileQualified() &&
+         (T->isIntegralOrEnumerationType() || T->isPointerType());
+}
+
+MemberPath memberPathOf(const Expr *E) {
+  MemberPath Path;
+  if (!E)
+    return Path;
+  const auto *ME = dyn_cast<MemberExpr>(E->IgnoreParenImpCasts());
+  const auto *FD = ME ? dyn_cast<FieldDecl>(ME->getMemberDecl()) : nullptr;
+  if (!FD || FD->getType()->isReferenceType() ||
+      FD->getType().isVolatileQualified())
+    return Path;
+  const Expr *Base = ME->getBase()->IgnoreParenImpCasts();
+  if (!isa<CXXThisExpr>(Base)) {
+    if (ME->isArrow())
+      return Path; // another object's member
+    Path = memberPathOf(Base);
+    if (Path.empty())
+      return Path;
+  }
+  Path.push_back(FD->getCanonicalDecl());
+  return Path;
+}
+
+/// The value of a constant expression: an integer, an enumerator, a null
+/// pointer.
+static std::optional<int64_t> constantOf(const Expr *E, const ASTContext &Ctx) {
+  if (!E || E->isValueDependent() || E->isTypeDependent())
+    return std::nullopt;
+  if ((E->getType()->isPointerType() || E->getType()->isNullPtrType()) &&
+      E->isNullPointerConstant(const_cast<ASTContext &>(Ctx),
+                               Expr::NPC_ValueDependentIsNotNull))
+    return 0;
+  if (!E->getType()->isIntegralOrEnumerationType())
+    return std::nullopt;
+  Expr::EvalResult R;
+  if (!E->EvaluateAsInt(R, Ctx) || R.Val.getInt().getSignificantBits() > 64)
+    return std::nullopt;
+  return R.Val.getInt().getExtValue();
+}
+
+void memberFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
+                 Bindings &Out) {
+  if (!Cond)
+    return;
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
+      UO && UO->getOpcode() == UO_LNot)
+    return memberFacts(UO->getSubExpr(), !Value, Ctx, Out);
+  auto Add = [&](const Expr *Member, Known K) {
+    MemberPath Path = memberPathOf(Member);
+    if (!Path.empty() && bindableType(Member->getType()) &&
+        !Out.findMember(Path))
+      Out.bindMember(Path, K);
+  };
+  if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
+    if ((BO->getOpcode() == BO_LAnd && Value) ||
+        (BO->getOpcode() == BO_LOr && !Value)) {
+      memberFacts(BO->getLHS(), Value, Ctx, Out);
+      memberFacts(BO->getRHS(), Value, Ctx, Out);
+      return;
+    }
+    if (BO->getOpcode() != BO_EQ && BO->getOpcode() != BO_NE)
+      return;
+    const Expr *Member = BO->getLHS();
+    std::optional<int64_t> C = constantOf(BO->getRHS(), Ctx);
+    if (!C) {
+      Member = BO->getRHS();
+      C = constantOf(BO->getLHS(), Ctx);
+    }
+    if (!C)
+      return;
+    bool Equal = (BO->getOpcode() == BO_EQ) == Value;
+    if (Equal)
+      Add(Member, Known{*C});
+    else if (*C == 0)
+      Add(Member, Known::nonZero());
+    return;
+  }
+  if (Cond->getType()->isBooleanType())
+    Add(Cond, Known{Value});
+  else
+    Add(Cond, Value ? Known::nonZero() : Known{0});
 }
 
 /// Whether \p T is a std::string or std::string_view, const-qualified (by
@@ -193,16 +312,20 @@ static const VarDecl *privateLocal(const Expr *E, const FunctionDecl *Owner,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The state of the flow: bound parameters of Owner. Joining keeps the
-/// bindings both sides agree on.
+/// The state of the flow: bound parameters and members of Owner. Joining
+/// keeps the bindings both sides agree on.
 struct ValueState {
   Bindings B;
   bool join(const ValueState &Other) {
     Bindings Kept;
-    for (auto [Index, Value] : B.Values)
-      if (const int64_t *V = Other.B.find(Index); V && *V == Value)
+    for (const auto &[Index, Value] : B.Values)
+      if (const Known *V = Other.B.find(Index); V && *V == Value)
         Kept.Values.push_back({Index, Value});
-    bool Changed = Kept.Values.size() != B.Values.size();
+    for (const auto &[Path, Value] : B.Members)
+      if (const Known *V = Other.B.findMember(Path); V && *V == Value)
+        Kept.Members.push_back({Path, Value});
+    bool Changed = Kept.Values.size() != B.Values.size() ||
+                   Kept.Members.size() != B.Members.size();
     B = std::move(Kept);
     return Changed;
   }
@@ -216,7 +339,7 @@ public:
             const Expr *Allowed = nullptr)
       : Ctx(Ctx), Owner(Owner), B(B), Allowed(Allowed) {}
 
-  std::optional<int64_t> eval(const Expr *E) const {
+  std::optional<Known> eval(const Expr *E) const {
     if (!E || E->isValueDependent() || E->isTypeDependent())
       return std::nullopt;
     E = E->IgnoreParens();
@@ -230,7 +353,7 @@ public:
       if ((Method == "empty" || Method == "size" || Method == "length") &&
           Obj && isConstStringType(Obj->getType()))
         if (auto Length = stringLength(Obj))
-          return Method == "empty" ? int64_t(*Length == 0) : *Length;
+          return Known{Method == "empty" ? int64_t(*Length == 0) : *Length};
     }
     if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(E))
       return constant(DA->getExpr());
@@ -242,9 +365,12 @@ public:
       case CK_BooleanToSignedIntegral:
         return eval(C->getSubExpr());
       case CK_IntegralToBoolean:
+      case CK_PointerToBoolean:
         if (auto V = eval(C->getSubExpr()))
-          return int64_t(*V != 0);
+          return Known{int64_t(V->truth())};
         return std::nullopt;
+      case CK_NullToPointer:
+        return Known{0};
       default:
         return constant(E);
       }
@@ -252,7 +378,7 @@ public:
     if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
       if (const auto *P = dyn_cast<ParmVarDecl>(DRE->getDecl());
           P && P->getDeclContext() == Owner)
-        if (const int64_t *V = B.find(P->getFunctionScopeIndex()))
+        if (const Known *V = B.find(P->getFunctionScopeIndex()))
           return *V;
       // `bool done = false;` that the body only reads keeps its value.
       if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
@@ -261,17 +387,24 @@ public:
         return constant(VD->getInit());
       return constant(E);
     }
+    if (isa<MemberExpr>(E) && !B.Members.empty())
+      if (MemberPath Path = memberPathOf(E); !Path.empty())
+        if (const Known *V = B.findMember(Path))
+          return *V;
     if (const auto *U = dyn_cast<UnaryOperator>(E)) {
       auto V = eval(U->getSubExpr());
       if (!V)
         return std::nullopt;
+      if (V->NonZero)
+        return U->getOpcode() == UO_LNot ? std::optional<Known>(Known{0})
+                                         : std::nullopt;
       switch (U->getOpcode()) {
       case UO_LNot:
-        return int64_t(*V == 0);
+        return Known{int64_t(V->Value == 0)};
       case UO_Minus:
-        return -*V;
+        return Known{-V->Value};
       case UO_Not:
-        return ~*V;
+        return Known{~V->Value};
       case UO_Plus:
         return *V;
       default:
@@ -280,44 +413,62 @@ public:
     }
     if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
       auto L = eval(BO->getLHS());
-      if (BO->getOpcode() == BO_LAnd && L && !*L)
-        return 0;
-      if (BO->getOpcode() == BO_LOr && L && *L)
-        return 1;
+      if (BO->getOpcode() == BO_LAnd && L && !L->truth())
+        return Known{0};
+      if (BO->getOpcode() == BO_LOr && L && L->truth())
+        return Known{1};
       auto R = eval(BO->getRHS());
-      if (BO->getOpcode() == BO_LAnd && R && !*R)
-        return 0;
-      if (BO->getOpcode() == BO_LOr && R && *R)
-        return 1;
+      if (BO->getOpcode() == BO_LAnd && R && !R->truth())
+        return Known{0};
+      if (BO->getOpcode() == BO_LOr && R && R->truth())
+        return Known{1};
       if (!L || !R)
         return std::nullopt;
+      if (BO->getOpcode() == BO_LAnd)
+        return Known{int64_t(L->truth() && R->truth())};
+      if (BO->getOpcode() == BO_LOr)
+        return Known{int64_t(L->truth() || R->truth())};
+      if (L->NonZero || R->NonZero) {
+        // Only a comparison with zero is decided: `stream == 0`.
+        const Known &Other = L->NonZero ? *R : *L;
+        if (Other.NonZero || Other.Value != 0)
+          return std::nullopt;
+        if (BO->getOpcode() == BO_EQ)
+          return Known{0};
+        if (BO->getOpcode() == BO_NE)
+          return Known{1};
+        return std::nullopt;
+      }
+      // Pointers compare only for (in)equality; their arithmetic is not
+      // followed.
+      if ((BO->getLHS()->getType()->isPointerType() ||
+           BO->getRHS()->getType()->isPointerType()) &&
+          !BO->isEqualityOp())
+        return std::nullopt;
+      int64_t LV = L->Value, RV = R->Value;
       switch (BO->getOpcode()) {
       case BO_EQ:
-        return int64_t(*L == *R);
+        return Known{int64_t(LV == RV)};
       case BO_NE:
-        return int64_t(*L != *R);
+        return Known{int64_t(LV != RV)};
       case BO_LT:
-        return int64_t(*L < *R);
+        return Known{int64_t(LV < RV)};
       case BO_LE:
-        return int64_t(*L <= *R);
+        return Known{int64_t(LV <= RV)};
       case BO_GT:
-        return int64_t(*L > *R);
+        return Known{int64_t(LV > RV)};
       case BO_GE:
-        return int64_t(*L >= *R);
-      case BO_LAnd:
-        return int64_t(*L && *R);
-      case BO_LOr:
-        return int64_t(*L || *R);
+        return Known{int64_t(LV >= RV)};
       case BO_And:
-        return *L & *R;
+        return Known{LV & RV};
       case BO_Or:
-        return *L | *R;
+        return Known{LV | RV};
       case BO_Xor:
-        return *L ^ *R;
+        return Known{LV ^ RV};
       case BO_Add:
-        return int64_t(uint64_t(*L) + uint64_t(*R));
+        return Known{int64_t(uint64_t(LV) + uint64_t(RV))};
       case BO_Sub:
-        return int64_t(uint64_t(*L) - uint64_t(*R));
+        return Known{int64_t(uint64_t(LV) - uint64_t(RV))};
       default:
         return std::nullopt;
       }
@@ -339,20 +490,17 @@ public:
     if (const auto *DRE = dyn_cast<DeclRefExpr>(Source))
       if (const auto *P = dyn_cast<ParmVarDecl>(DRE->getDecl());
           P && P->getDeclContext() == Owner && isConstStringType(P->getType()))
-        if (const int64_t *V = B.find(P->getFunctionScopeIndex()))
-          return *V;
+        if (const Known *V = B.find(P->getFunctionScopeIndex());
+            V && !V->NonZero)
+          return V->Value;
     return std::nullopt;
   }
 
 private:
-  std::optional<int64_t> constant(const Expr *E) const {
-    if (!E || E->isValueDependent() || E->isTypeDependent() ||
-        !E->getType()->isIntegralOrEnumerationType())
-      return std::nullopt;
-    Expr::EvalResult R;
-    if (!E->EvaluateAsInt(R, Ctx) || R.Val.getInt().getSignificantBits() > 64)
-      return std::nullopt;
-    return R.Val.getInt().getExtValue();
+  std::optional<Known> constant(const Expr *E) const {
+    if (auto V = constantOf(E, Ctx))
+      return Known{*V};
+    return std::nullopt;
   }
 
   ASTContext &Ctx;
@@ -415,16 +563,38 @@ public:
     else if (const auto *BO = dyn_cast<BinaryOperator>(S);
              BO && BO->isLogicalOp())
       Cond = BO->getLHS();
-    if (Cond)
+    if (Cond) {
       collectParamRefs(Cond, Owner, Decides);
+      collectMembers(Cond);
+    }
+    auto Passed = [&](const Expr *Arg) {
+      if (const ParmVarDecl *P = paramRef(Arg, Owner))
+        Decides.push_back(P->getFunctionScopeIndex());
+      if (MemberPath Path = memberPathOf(Arg); !Path.empty())
+        Fields.push_back(Path.back());
+    };
     if (const auto *Call = dyn_cast<CallExpr>(S))
       for (const Expr *Arg : Call->arguments())
-        if (const ParmVarDecl *P = paramRef(Arg, Owner))
-          Decides.push_back(P->getFunctionScopeIndex());
+        Passed(Arg);
     if (const auto *Construct = dyn_cast<CXXConstructExpr>(S))
       for (const Expr *Arg : Construct->arguments())
-        if (const ParmVarDecl *P = paramRef(Arg, Owner))
-          Decides.push_back(P->getFunctionScopeIndex());
+        Passed(Arg);
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S);
+        MC && !InLambda && MC->getImplicitObjectArgument() &&
+        isa<CXXThisExpr>(MC->getImplicitObjectArgument()->IgnoreParenImpCasts()))
+      CallsOnThis = true;
+    // A member changed other than by a plain assignment in this body.
+    const Expr *Written = nullptr;
+    if (const auto *UO = dyn_cast<UnaryOperator>(S);
+        UO && (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf))
+      Written = UO->getSubExpr();
+    else if (const auto *CA = dyn_cast<CompoundAssignOperator>(S))
+      Written = CA->getLHS();
+    else if (const auto *BO = dyn_cast<BinaryOperator>(S);
+             BO && BO->getOpcode() == BO_Assign && InLambda)
+      Written = BO->getLHS();
+    if (MemberPath Path = memberPathOf(Written); !Path.empty())
+      ChangedFields.append(Path.begin(), Path.end());
     bool Lambda = InLambda || isa<LambdaExpr>(S);
     if (const auto *L = dyn_cast<LambdaExpr>(S)) {
       walk(L->getBody(), S, true);
@@ -435,8 +605,20 @@ public:
   }
 
   llvm::SmallVector<unsigned, 4> Decides, Changed;
+  llvm::SmallVector<const FieldDecl *, 4> Fields, ChangedFields;
+  bool CallsOnThis = false;
 
 private:
+  void collectMembers(const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *E = dyn_cast<Expr>(S))
+      if (MemberPath Path = memberPathOf(E); !Path.empty())
+        Fields.push_back(Path.back());
+    for (const Stmt *Child : S->children())
+      collectMembers(Child);
+  }
+
   /// A use that is neither a read nor a plain assignment in this body
   /// (address taken, bound to a reference, ++, +=, written in a lambda)
   /// makes the parameter's value unknown.
@@ -455,9 +637,22 @@ const ValueFacts::ParamInfo &ValueFacts::paramInfo(const FunctionDecl *Def) {
   if (It != Params.end())
     return It->second;
   ParamInfo Info;
-  if (Def->hasBody() && Def->getNumParams()) {
+  if (Def->hasBody()) {
     ParamScan Scan(Def);
     Scan.walk(Def->getBody(), nullptr, false);
+    // Members matter in a method that runs on the object a caller's facts
+    // are about.
+    if (const auto *M = dyn_cast<CXXMethodDecl>(Def);
+        M && M->isInstance() && !isa<CXXConstructorDecl>(M) &&
+        !isa<CXXDestructorDecl>(M)) {
+      Info.CallsOnThis = Scan.CallsOnThis;
+      Info.ChangedFields.assign(Scan.ChangedFields.begin(),
+                                Scan.ChangedFields.end());
+      for (const FieldDecl *FD : Scan.Fields)
+        if (!llvm::is_contained(Scan.ChangedFields, FD) &&
+            !llvm::is_contained(Info.Fields, FD))
+          Info.Fields.push_back(FD);
+    }
     for (unsigned I = 0; I < Def->getNumParams(); ++I) {
       // `bool &done` too: the binding holds for the referenced local, which
       // only this body changes while it runs (see passed()).
@@ -468,7 +663,10 @@ const ValueFacts::ParamInfo &ValueFacts::paramInfo(const FunctionDecl *Def) {
           Info.Relevant.push_back(I);
         continue;
       }
-      if (!T->isIntegralOrEnumerationType() || T.isVolatileQualified())
+      // A pointer by reference could be reset behind the body's back.
+      if (!bindableType(T) ||
+          (T->isPointerType() &&
+           Def->getParamDecl(I)->getType()->isReferenceType()))
         continue;
       if (llvm::is_contained(Scan.Decides, I) &&
           !llvm::is_contained(Scan.Changed, I))
@@ -509,8 +707,9 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
     return nullptr;
   Bindings Entry;
   for (unsigned I : paramInfo(Def).Relevant)
-    if (const int64_t *V = In.find(I))
+    if (const Known *V = In.find(I))
       Entry.Values.push_back({I, *V});
+  relevantMembers(Def, In, Entry);
   if (Entry.empty())
     return nullptr;
   auto Key = std::make_pair(Def, Entry.key());
@@ -543,12 +742,21 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
         else
           R.AtCall.erase(St);
       }
+      // `cfg_ = other;` forgets what was known of cfg_'s members.
+      if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(St);
+          Op && Op->isAssignmentOp() && Op->getNumArgs() >= 1 &&
+          !Out.B.Members.empty())
+        if (MemberPath Path = memberPathOf(Op->getArg(0)); !Path.empty())
+          Out.B.bindMember(Path, std::nullopt);
       const auto *BO = dyn_cast<BinaryOperator>(St);
       if (!BO || BO->getOpcode() != BO_Assign)
         continue;
       if (const ParmVarDecl *P = paramRef(BO->getLHS(), Def))
         bind(Out.B, P->getFunctionScopeIndex(),
              Evaluator(Ctx, Def, Out.B).eval(BO->getRHS()));
+      else if (!Out.B.Members.empty())
+        if (MemberPath Path = memberPathOf(BO->getLHS()); !Path.empty())
+          Out.B.bindMember(Path, Evaluator(Ctx, Def, Out.B).eval(BO->getRHS()));
     }
     return Out;
   };
@@ -561,7 +769,7 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
         While && From.getLoopTarget() != While) {
       auto V = Out.B.empty() ? std::nullopt
                              : Evaluator(Ctx, Def, Out.B).eval(While->getCond());
-      (V && *V ? EnteredTrue : EnteredOtherwise).insert(While);
+      (V && V->truth() ? EnteredTrue : EnteredOtherwise).insert(While);
     }
     if (Out.B.empty()) {
       TakenEdges.insert({From.getBlockID(), Succ});
@@ -570,15 +778,15 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
     const Stmt *T = From.getTerminatorStmt();
     if (const auto *Sw = dyn_cast_or_null<SwitchStmt>(T)) {
       auto V = Evaluator(Ctx, Def, Out.B).eval(Sw->getCond());
-      if (!V)
+      if (!V || V->NonZero)
         return Out;
       if (const auto *Label = dyn_cast_or_null<CaseStmt>(To.getLabel())) {
-        std::optional<bool> M = caseMatches(Label, *V, Ctx);
+        std::optional<bool> M = caseMatches(Label, V->Value, Ctx);
         return !M || *M ? std::optional<ValueState>(Out) : std::nullopt;
       }
       for (const SwitchCase *SC = Sw->getSwitchCaseList(); SC;
            SC = SC->getNextSwitchCase()) {
-        std::optional<bool> M = caseMatches(SC, *V, Ctx);
+        std::optional<bool> M = caseMatches(SC, V->Value, Ctx);
         if (!M || *M)
           return M ? std::nullopt : std::optional<ValueState>(Out);
       }
@@ -588,7 +796,7 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
       return Out;
     const auto *Cond = dyn_cast_or_null<Expr>(From.getTerminatorCondition());
     auto V = Evaluator(Ctx, Def, Out.B).eval(Cond);
-    bool Taken = !V || (Succ == 0 ? *V != 0 : *V == 0);
+    bool Taken = !V || (Succ == 0 ? V->truth() : !V->truth());
     if (!Taken)
       return std::nullopt;
     TakenEdges.insert({From.getBlockID(), Succ});
@@ -636,15 +844,48 @@ const ValueResult *ValueFacts::under(const FunctionDecl *Def,
   return &R;
 }
 
+void ValueFacts::relevantMembers(const FunctionDecl *Def, const Bindings &In,
+                                 Bindings &Out) {
+  if (In.Members.empty())
+    return;
+  const ParamInfo &Info = paramInfo(Def);
+  for (const auto &[Path, Value] : In.Members) {
+    if (llvm::any_of(Path, [&](const FieldDecl *FD) {
+          return llvm::is_contained(Info.ChangedFields, FD);
+        }))
+      continue;
+    if (Info.CallsOnThis || llvm::is_contained(Info.Fields, Path.back()))
+      Out.Members.push_back({Path, Value});
+  }
+}
+
+/// Whether \p S calls a method of the object the calling method runs on
+/// (`run()`, `this->run()`), so that facts about its members hold there.
+static bool callsOnSameObject(const Stmt *S, const FunctionDecl *CallerFn,
+                              const FunctionDecl *Def) {
+  const auto *Caller = dyn_cast_or_null<CXXMethodDecl>(CallerFn);
+  const auto *Callee = dyn_cast_or_null<CXXMethodDecl>(Def);
+  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(S);
+  if (!Caller || !Callee || !MC || !Caller->isInstance() ||
+      !Callee->isInstance() || isa<CXXConstructorDecl>(Callee) ||
+      isa<CXXDestructorDecl>(Callee))
+    return false;
+  const Expr *Obj = MC->getImplicitObjectArgument();
+  return Obj && isa<CXXThisExpr>(Obj->IgnoreParenImpCasts());
+}
+
 Bindings ValueFacts::passed(const CallSite &Site, const FunctionDecl *Def,
                             const FunctionDecl *CallerFn,
-                            const ValueResult *Caller, KnownArgFn KnownArg) {
+                            const ValueResult *Caller, KnownArgFn KnownArg,
+                            const Bindings *Held) {
   Bindings Out;
   if (!Def || (Site.K != CallSite::Kind::Call &&
                Site.K != CallSite::Kind::Construct))
     return Out;
   const ParamInfo &Info = paramInfo(Def);
-  if (Info.Relevant.empty())
+  bool SameObject = callsOnSameObject(Site.S, CallerFn, Def);
+  if (Info.Relevant.empty() && !(SameObject && (Info.CallsOnThis ||
+                                                !Info.Fields.empty())))
     return Out;
   llvm::ArrayRef<const Expr *> Args;
   unsigned Offset = 0;
@@ -658,20 +899,29 @@ Bindings ValueFacts::passed(const CallSite &Site, const FunctionDecl *Def,
   } else {
     return Out;
   }
-  static const Bindings None;
-  const Bindings *Known = &None;
+  // What holds at the call: the caller's own bindings there, and the
+  // facts held besides where the caller knows nothing of a value.
+  Bindings At;
   if (Caller && Caller->Function == CallerFn) {
     auto It = Caller->AtCall.find(Site.S);
     if (It != Caller->AtCall.end())
-      Known = &It->second;
+      At = It->second;
+  }
+  if (Held) {
+    for (const auto &[Index, Value] : Held->Values)
+      if (!At.find(Index))
+        bind(At, Index, Value);
+    for (const auto &[Path, Value] : Held->Members)
+      if (!At.findMember(Path))
+        At.Members.push_back({Path, Value});
   }
   for (unsigned I : Info.Relevant) {
     if (I + Offset >= Args.size())
       continue;
     const Expr *Arg = Args[I + Offset];
     if (isConstStringType(Def->getParamDecl(I)->getType())) {
-      if (auto Length = Evaluator(Ctx, CallerFn, *Known).stringLength(Arg))
-        Out.Values.push_back({I, *Length});
+      if (auto Length = Evaluator(Ctx, CallerFn, At).stringLength(Arg))
+        Out.Values.push_back({I, Known{*Length}});
       continue;
     }
     // A reference binds only a local of the caller that nothing else can
@@ -679,13 +929,15 @@ Bindings ValueFacts::passed(const CallSite &Site, const FunctionDecl *Def,
     bool ByRef = Def->getParamDecl(I)->getType()->isReferenceType();
     if (ByRef && !privateLocal(Arg, CallerFn, Arg, /*NeverAssigned=*/false))
       continue;
-    std::optional<int64_t> V =
-        Evaluator(Ctx, CallerFn, *Known, ByRef ? Arg : nullptr).eval(Arg);
+    std::optional<Known> V =
+        Evaluator(Ctx, CallerFn, At, ByRef ? Arg : nullptr).eval(Arg);
     if (!V && KnownArg)
       V = KnownArg(Arg);
     if (V)
       Out.Values.push_back({I, *V});
   }
+  if (SameObject)
+    relevantMembers(Def, At, Out);
   return Out;
 }
 

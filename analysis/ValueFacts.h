@@ -7,6 +7,11 @@
 // ways do not run for that call. Bindings follow the parameter through plain
 // assignments and travel on into calls that pass the parameter along.
 //
+// Members of the object work the same way: the conditions a capture began
+// under (`if (!enabled_ || cfg_.type != 0) return;` before the begin) hold in
+// the methods the region calls on the same object. A parameter given the
+// stream a capture runs on is known to be set: that stream is never 0.
+//
 // A dispatch on a value no call fixes (`switch (entry.kind)`) may take any
 // arm; when one arm does the capture-safe form of what another arm does
 // (cudaFreeAsync next to cudaFree), the code chooses per value, and which
@@ -32,18 +37,56 @@
 
 namespace clang {
 class ASTContext;
+class Expr;
+class FieldDecl;
 class ParentMap;
 namespace cudagraph {
 
-/// Parameters (by index) known to hold a constant, sorted by index.
-struct Bindings {
-  llvm::SmallVector<std::pair<unsigned, int64_t>, 2> Values;
+/// What is known of one value: a constant, or only that it is not zero
+/// (a stream a capture runs on, a pointer a guard tested).
+struct Known {
+  int64_t Value = 0;
+  bool NonZero = false; // Value is meaningless then
 
-  bool empty() const { return Values.empty(); }
+  static Known nonZero() { return {0, true}; }
+  /// The value as a condition: whether it is true.
+  bool truth() const { return NonZero || Value != 0; }
+  bool operator==(const Known &O) const {
+    return NonZero == O.NonZero && (NonZero || Value == O.Value);
+  }
+  bool operator!=(const Known &O) const { return !(*this == O); }
+};
+
+/// A member of the object a method runs on, as the fields from `this`:
+/// `config_.cfg_type` is {config_, cfg_type}.
+using MemberPath = llvm::SmallVector<const FieldDecl *, 2>;
+
+/// The member \p E denotes through `this` (`x`, `this->x`, `cfg_.kind`), or
+/// an empty path. A member reached through another pointer has none.
+MemberPath memberPathOf(const Expr *E);
+
+/// Parameters (by index) and members of `this` known to hold a value,
+/// sorted by index.
+struct Bindings {
+  llvm::SmallVector<std::pair<unsigned, Known>, 2> Values;
+  llvm::SmallVector<std::pair<MemberPath, Known>, 1> Members;
+
+  bool empty() const { return Values.empty() && Members.empty(); }
   std::string key() const;
   /// The value of parameter \p Index, or null.
-  const int64_t *find(unsigned Index) const;
+  const Known *find(unsigned Index) const;
+  /// The value of member \p Path, or null.
+  const Known *findMember(llvm::ArrayRef<const FieldDecl *> Path) const;
+  /// Binds \p Path to \p Value (none: forgets it).
+  void bindMember(llvm::ArrayRef<const FieldDecl *> Path,
+                  std::optional<Known> Value);
 };
+
+/// The facts \p Cond evaluating to \p Value gives about members of `this`
+/// (`!enabled_ || cfg_.type != 0` false: enabled_ is 1, cfg_.type is 0),
+/// added to \p Out unless Out already knows the member.
+void memberFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
+                 Bindings &Out);
 
 /// What a function body does when its parameters hold some constants.
 struct ValueResult {
@@ -75,10 +118,14 @@ public:
   /// nothing else reaches (`bool done = false; run(done);`).
   /// \p Known answers for an argument no constant decides (a condition
   /// the capture began under, say).
-  using KnownArgFn = llvm::function_ref<std::optional<int64_t>(const Expr *)>;
+  /// \p Held: facts that hold at the call besides the caller's own (the
+  /// conditions the capture began under, in the function that began it);
+  /// members reach a method called on the same object (`this->run()`).
+  using KnownArgFn = llvm::function_ref<std::optional<Known>(const Expr *)>;
   Bindings passed(const CallSite &Site, const FunctionDecl *Def,
                   const FunctionDecl *CallerFn, const ValueResult *Caller,
-                  KnownArgFn Known = nullptr);
+                  KnownArgFn Known = nullptr,
+                  const Bindings *Held = nullptr);
 
   /// Whether \p S, a statement of \p FD, sits in one arm of a switch or an
   /// if/else whose other arm, live under \p Values, calls a function that
@@ -92,8 +139,18 @@ private:
     /// Parameters whose value decides a branch or is passed to a call,
     /// and that change only by plain assignment.
     llvm::SmallVector<unsigned, 4> Relevant;
+    /// Fields read in a condition or passed to a call, changed only by
+    /// plain assignment in the body.
+    llvm::SmallVector<const FieldDecl *, 4> Fields;
+    /// Fields changed other than by plain assignment (`++n_`, `&cfg_`).
+    llvm::SmallVector<const FieldDecl *, 2> ChangedFields;
+    /// Calls methods on `this`: every member binding may matter there.
+    bool CallsOnThis = false;
   };
   const ParamInfo &paramInfo(const FunctionDecl *Def);
+  /// The member bindings of \p In that \p Def reads or passes on.
+  void relevantMembers(const FunctionDecl *Def, const Bindings &In,
+                       Bindings &Out);
   ParentMap &parents(const FunctionDecl *FD);
 
   ASTContext &Ctx;
