@@ -468,9 +468,19 @@ static bool enclosingConditions(const Stmt *S, const Stmt *Target,
       llvm::SmallPtrSet<const Decl *, 4> Read;
     };
     llvm::SmallVector<Exit, 2> Exits;
-    for (const Stmt *Child : CS->body()) {
-      if (enclosingConditions(Child, Target, Out))
+    for (auto It = CS->body_begin(), End = CS->body_end(); It != End; ++It) {
+      const Stmt *Child = *It;
+      if (enclosingConditions(Child, Target, Out)) {
+        // The facts hold through the region only if nothing from here on
+        // assigns what they read (`status = begin(...)` itself, say).
+        for (const Exit &E : Exits)
+          if (Out[E.At].Cond &&
+              std::any_of(It, End, [&](const Stmt *Later) {
+                return writesStorage(Later, E.Read);
+              }))
+            Out[E.At].Cond = nullptr;
         return true;
+      }
       const Stmt *Rest = Child;
       if (const auto *If = dyn_cast<IfStmt>(Child);
           If && !If->getInit() && !If->getConditionVariable() &&

@@ -145,6 +145,22 @@ cudaError_t beginEach(cudaStream_t *streams, cudaGraph_t *graphs, int n) {
   return cudaSuccess;
 }
 
+// Positive: the status an earlier check tested is assigned by the begin: the
+// earlier exit says nothing about the checks after the begin.
+cudaError_t statusReused(cudaStream_t s, cudaGraph_t *g) {
+  cudaError_t status = cudaStreamSynchronize(s);
+  if (status != cudaSuccess)
+    return status;
+  status = cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+  if (status != cudaSuccess)
+    return status;
+  status = launchAll(s);
+  if (status != cudaSuccess)
+    return status;
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: this path returns while the capture it began is still open
+  return cudaStreamEndCapture(s, g);
+}
+
 // Negative: returning from main ends the program, like exit().
 int main(int argc, char **argv) {
   cudaStream_t s = nullptr;
