@@ -1053,16 +1053,21 @@ void CaptureAnalysis::addOtherThreadRoots() {
 }
 
 const RegionRoot *CaptureAnalysis::globalBeginUnder(const FunctionDecl *FD,
-                                                    unsigned Depth) {
-  // Deep enough for a worker loop that dispatches a stored task which calls
-  // the function that captures.
-  if (!FD || Depth > 10)
+                                                    unsigned Depth,
+                                                    bool *Cut) {
+  if (!FD)
     return nullptr;
-  auto &Memo = BeginUnderMemo;
-  auto [It, New] = Memo.try_emplace(FD, nullptr);
-  if (!New)
+  if (auto It = BeginUnderMemo.find(FD); It != BeginUnderMemo.end())
     return It->second;
+  // A function being searched already (recursion): nothing found yet, and
+  // the answer is not final.
+  if (!BeginUnderActive.insert(FD).second) {
+    if (Cut)
+      *Cut = true;
+    return nullptr;
+  }
   const RegionRoot *Found = nullptr;
+  bool Truncated = false;
   if (Flows->hasEvents(FD))
     for (const RegionRoot &R : Flows->roots())
       if (R.Owner == FD && R.Call && (R.Modes & ModeGlobal)) {
@@ -1076,10 +1081,18 @@ const RegionRoot *CaptureAnalysis::globalBeginUnder(const FunctionDecl *FD,
       const FunctionDecl *Def = definitionOf(Site.Callee);
       if (!Def || Def == FD || !Code.isUserLocation(Def->getLocation()))
         continue;
-      if ((Found = globalBeginUnder(Def, Depth + 1)))
+      if ((Found = globalBeginUnder(Def, Depth + 1, &Truncated)))
         break;
     }
-  Memo[FD] = Found;
+  BeginUnderActive.erase(FD);
+  // "None" found while a caller was still being searched may be wrong (the
+  // begin may lie below that caller): it is kept only when final, at the
+  // start of the search or with no recursion met. Each function is searched
+  // once otherwise, so the walk goes as deep as the calls go.
+  if (Found || !Truncated || Depth == 0)
+    BeginUnderMemo[FD] = Found;
+  else if (Cut)
+    *Cut = true;
   return Found;
 }
 

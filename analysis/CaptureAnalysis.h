@@ -234,10 +234,14 @@ private:
                               const FunctionDecl *, const RegionRoot *)>
           StartThread);
   /// A global-mode (or unknown-mode) begin that \p FD makes itself or
-  /// through the user functions and callables it calls, a few calls deep.
+  /// through the user functions and callables it calls, at any depth.
+  /// \p Cut is set when the search met a function still being searched
+  /// (recursion) without finding one: the answer is not final.
   const RegionRoot *globalBeginUnder(const FunctionDecl *FD,
-                                     unsigned Depth = 0);
+                                     unsigned Depth = 0,
+                                     bool *Cut = nullptr);
   llvm::DenseMap<const FunctionDecl *, const RegionRoot *> BeginUnderMemo;
+  llvm::DenseSet<const FunctionDecl *> BeginUnderActive;
   const RegionRoot *otherGlobalBegin(llvm::ArrayRef<const RegionRoot *> Begins,
                                      const FunctionDecl *Def);
   /// The variable or field holding the stream \p Root's begin captures
