@@ -227,7 +227,8 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
     if (!InBeginner)
       return std::nullopt;
     if (const Decl *Stream = capturedStream(C.Root);
-        Stream && storageOf(Arg) == Stream)
+        Stream && isa<DeclRefExpr>(Arg->IgnoreParenImpCasts()) &&
+        storageOf(Arg) == Stream)
       return Known::nonZero();
     if (C.Root->Guards.empty() ||
         !Arg->IgnoreParenImpCasts()->getType()->isBooleanType())
@@ -363,7 +364,11 @@ const Decl *CaptureAnalysis::capturedStream(const RegionRoot *Root) {
   if (!Root || Root->K != RegionRoot::Kind::BeginApi)
     return nullptr;
   const Expr *Stream = streamArgument(dyn_cast_or_null<CallExpr>(Root->Call));
-  const Decl *D = Stream ? storageOf(Stream) : nullptr;
+  // A variable, not an element (`streams[i]` says nothing of `streams[0]`)
+  // nor another object's field; a member of `this` is in beganUnder().
+  if (!Stream || !isa<DeclRefExpr>(Stream->IgnoreParenImpCasts()))
+    return nullptr;
+  const Decl *D = storageOf(Stream);
   const auto *VD = dyn_cast_or_null<ValueDecl>(D);
   return VD && !VD->getType()->isReferenceType() ? D : nullptr;
 }

@@ -244,8 +244,8 @@ private:
   llvm::DenseSet<const FunctionDecl *> BeginUnderActive;
   const RegionRoot *otherGlobalBegin(llvm::ArrayRef<const RegionRoot *> Begins,
                                      const FunctionDecl *Def);
-  /// The variable or field holding the stream \p Root's begin captures
-  /// (`cudaStreamBeginCapture(stream_, ...)`), or null.
+  /// The variable holding the stream \p Root's begin captures
+  /// (`cudaStreamBeginCapture(stream, ...)`), or null.
   const Decl *capturedStream(const RegionRoot *Root);
   /// What the conditions \p Root's begin ran under fix about the members
   /// of the object its function runs on, and the captured stream when it

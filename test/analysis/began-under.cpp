@@ -31,6 +31,29 @@ void copyTwice(float *dst, const float *src, size_t n, cudaStream_t stream) {
   // CHECK-MESSAGES-DAG: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host until all work on the device finishes during CUDA graph capture
 }
 
+// Another object's stream field is not the captured one, though it is the
+// same field of the same type.
+struct Context {
+  cudaStream_t stream = nullptr;
+};
+
+void copyOut(float *dst, const float *src, size_t n, cudaStream_t stream) {
+  if (!stream)
+    cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice);
+  // CHECK-MESSAGES-DAG: :[[@LINE-1]]:5: warning: 'cudaMemcpy' copies synchronously{{.*}}during CUDA graph capture
+  else
+    cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice,
+                    stream);
+}
+
+void captureOnContext(Context *ctx, const Context *other, float *d,
+                      const float *s, size_t n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(ctx->stream, cudaStreamCaptureModeGlobal);
+  copyOut(d, s, n, other->stream);
+  cudaStreamEndCapture(ctx->stream, &g);
+}
+
 // Each shape below that is silent has a twin that is reported, with the
 // same callees, where the fact does not hold.
 class Pipeline {
