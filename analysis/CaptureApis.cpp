@@ -1,6 +1,7 @@
 //===--- CaptureApis.cpp - cudagraph analysis -----------------------------===//
 
 #include "CaptureApis.h"
+#include "ConditionLeaves.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -432,37 +433,20 @@ const VarDecl *loopVariable(const Stmt *Loop) {
   return nullptr;
 }
 
-static void collectFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
-                         llvm::SmallVectorImpl<GuardFact> &Out,
-                         const Stmt *Loop, const VarDecl *LoopVar) {
-  if (!Cond)
-    return;
-  Cond = Cond->IgnoreParenImpCasts();
-  if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
-      UO && UO->getOpcode() == UO_LNot)
-    return collectFacts(UO->getSubExpr(), !Value, Ctx, Out, Loop, LoopVar);
-  if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
-    if ((BO->getOpcode() == BO_LAnd && Value) ||
-        (BO->getOpcode() == BO_LOr && !Value)) {
-      collectFacts(BO->getLHS(), Value, Ctx, Out, Loop, LoopVar);
-      collectFacts(BO->getRHS(), Value, Ctx, Out, Loop, LoopVar);
-      return;
-    }
-    if (BO->getOpcode() == BO_LAnd || BO->getOpcode() == BO_LOr)
-      return; // nothing is known of either side
-  }
-  if (Cond->getType().isNull() || !isStable(Cond))
-    return;
-  GuardFact F;
-  atomKey(Cond, Ctx, F.Atom, LoopVar);
-  F.Value = Value;
-  F.Loop = Loop;
-  Out.push_back(std::move(F));
-}
-
 void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
                 llvm::SmallVectorImpl<GuardFact> &Out, const Stmt *Loop) {
-  collectFacts(Cond, Value, Ctx, Out, Loop, loopVariable(Loop));
+  const VarDecl *LoopVar = loopVariable(Loop);
+  llvm::SmallVector<ConditionLeaf, 4> Leaves;
+  conditionLeaves(Cond, Value, Leaves);
+  for (auto [Leaf, LeafValue] : Leaves) {
+    if (Leaf->getType().isNull() || !isStable(Leaf))
+      continue;
+    GuardFact F;
+    atomKey(Leaf, Ctx, F.Atom, LoopVar);
+    F.Value = LeafValue;
+    F.Loop = Loop;
+    Out.push_back(std::move(F));
+  }
 }
 
 } // namespace clang::cudagraph

@@ -1,6 +1,7 @@
 //===--- FunctionFlow.cpp - cudagraph analysis ----------------------------===//
 
 #include "FunctionFlow.h"
+#include "ConditionLeaves.h"
 #include "ProjectIndex.h"
 #include "ForwardAnalysis.h"
 #include "HazardCatalog.h"
@@ -432,28 +433,6 @@ static bool writesStorage(const Stmt *S,
   return false;
 }
 
-/// The operands \p Cond having \p Value fixes: `a && b` true gives a and b
-/// true, `a || b` false both false, `!a` flips; an operand of `a || b` true
-/// is not fixed and is left out.
-static void
-conditionLeaves(const Expr *Cond, bool Value,
-                llvm::SmallVectorImpl<std::pair<const Expr *, bool>> &Out) {
-  if (!Cond)
-    return;
-  const Expr *E = Cond->IgnoreParenImpCasts();
-  if (const auto *UO = dyn_cast<UnaryOperator>(E);
-      UO && UO->getOpcode() == UO_LNot)
-    return conditionLeaves(UO->getSubExpr(), !Value, Out);
-  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->isLogicalOp()) {
-    if ((BO->getOpcode() == BO_LAnd) == Value) {
-      conditionLeaves(BO->getLHS(), Value, Out);
-      conditionLeaves(BO->getRHS(), Value, Out);
-    }
-    return;
-  }
-  Out.push_back({Cond, Value});
-}
-
 /// The conditions on every way from the start of \p S to \p Target: the
 /// if-conditions around it, loop conditions, and the conditions of early
 /// exits before it in the same block (`if (!ready) return;`), as long as
@@ -515,7 +494,7 @@ static bool enclosingConditions(const Stmt *S, const Stmt *Target,
         if (After) {
           // Each fact on its own: an assignment to one operand leaves the
           // others standing.
-          llvm::SmallVector<std::pair<const Expr *, bool>, 4> Leaves;
+          llvm::SmallVector<ConditionLeaf, 4> Leaves;
           conditionLeaves(If->getCond(), *After, Leaves);
           for (auto [Leaf, Value] : Leaves) {
             Exit &E = Exits.emplace_back();

@@ -1,6 +1,7 @@
 //===--- ValueFacts.cpp - cudagraph analysis ------------------------------===//
 
 #include "ValueFacts.h"
+#include "ConditionLeaves.h"
 #include "ForwardAnalysis.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
@@ -120,46 +121,38 @@ static std::optional<int64_t> constantOf(const Expr *E, const ASTContext &Ctx) {
 
 void memberFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
                  Bindings &Out) {
-  if (!Cond)
-    return;
-  Cond = Cond->IgnoreParenImpCasts();
-  if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
-      UO && UO->getOpcode() == UO_LNot)
-    return memberFacts(UO->getSubExpr(), !Value, Ctx, Out);
   auto Add = [&](const Expr *Member, Known K) {
     MemberPath Path = memberPathOf(Member);
     if (!Path.empty() && bindableType(Member->getType()) &&
         !Out.findMember(Path))
       Out.bindMember(Path, K);
   };
-  if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
-    if ((BO->getOpcode() == BO_LAnd && Value) ||
-        (BO->getOpcode() == BO_LOr && !Value)) {
-      memberFacts(BO->getLHS(), Value, Ctx, Out);
-      memberFacts(BO->getRHS(), Value, Ctx, Out);
-      return;
+  llvm::SmallVector<ConditionLeaf, 4> Leaves;
+  conditionLeaves(Cond, Value, Leaves);
+  for (auto [Leaf, LeafValue] : Leaves) {
+    if (const auto *BO = dyn_cast<BinaryOperator>(Leaf)) {
+      if (BO->getOpcode() != BO_EQ && BO->getOpcode() != BO_NE)
+        continue;
+      const Expr *Member = BO->getLHS();
+      std::optional<int64_t> C = constantOf(BO->getRHS(), Ctx);
+      if (!C) {
+        Member = BO->getRHS();
+        C = constantOf(BO->getLHS(), Ctx);
+      }
+      if (!C)
+        continue;
+      bool Equal = (BO->getOpcode() == BO_EQ) == LeafValue;
+      if (Equal)
+        Add(Member, Known{*C});
+      else if (*C == 0)
+        Add(Member, Known::nonZero());
+      continue;
     }
-    if (BO->getOpcode() != BO_EQ && BO->getOpcode() != BO_NE)
-      return;
-    const Expr *Member = BO->getLHS();
-    std::optional<int64_t> C = constantOf(BO->getRHS(), Ctx);
-    if (!C) {
-      Member = BO->getRHS();
-      C = constantOf(BO->getLHS(), Ctx);
-    }
-    if (!C)
-      return;
-    bool Equal = (BO->getOpcode() == BO_EQ) == Value;
-    if (Equal)
-      Add(Member, Known{*C});
-    else if (*C == 0)
-      Add(Member, Known::nonZero());
-    return;
+    if (Leaf->getType()->isBooleanType())
+      Add(Leaf, Known{LeafValue});
+    else
+      Add(Leaf, LeafValue ? Known::nonZero() : Known{0});
   }
-  if (Cond->getType()->isBooleanType())
-    Add(Cond, Known{Value});
-  else
-    Add(Cond, Value ? Known::nonZero() : Known{0});
 }
 
 /// Whether \p T is a std::string or std::string_view, const-qualified (by
