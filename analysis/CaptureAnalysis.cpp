@@ -934,15 +934,12 @@ const RegionRoot *CaptureAnalysis::otherGlobalBegin(
   llvm::SmallVector<const FunctionDecl *, 16> Work{Def};
   while (!Work.empty() && Own.size() < 256) {
     const FunctionDecl *FD = Work.pop_back_val();
-    if (!FD || !Own.insert(FD).second || !FD->getBody())
+    if (!FD || !Own.insert(FD).second)
       continue;
-    for (const CallSite &Site : Flows->callsIn(FD)) {
-      if (Site.K == CallSite::Kind::Callable && startsThread(Site))
-        continue;
-      if (const FunctionDecl *Callee = definitionOf(Site.Callee);
-          Callee && Code.isUserLocation(Callee->getLocation()))
-        Work.push_back(Callee);
-    }
+    anySameThreadCallee(FD, [&](const FunctionDecl *Callee) {
+      Work.push_back(Callee);
+      return false;
+    });
   }
   for (const RegionRoot *R : Begins)
     if (!Own.contains(R->Owner))
@@ -1057,6 +1054,20 @@ void CaptureAnalysis::addOtherThreadRoots() {
   drain();
 }
 
+bool CaptureAnalysis::anySameThreadCallee(
+    const FunctionDecl *FD, llvm::function_ref<bool(const FunctionDecl *)> Fn) {
+  if (!FD->getBody())
+    return false;
+  for (const CallSite &Site : Flows->callsIn(FD)) {
+    if (Site.K == CallSite::Kind::Callable && startsThread(Site))
+      continue; // a thread it starts runs that callable, not this one
+    const FunctionDecl *Def = definitionOf(Site.Callee);
+    if (Def && Code.isUserLocation(Def->getLocation()) && Fn(Def))
+      return true;
+  }
+  return false;
+}
+
 const RegionRoot *CaptureAnalysis::globalBeginUnder(const FunctionDecl *FD,
                                                     unsigned Depth,
                                                     bool *Cut) {
@@ -1079,16 +1090,11 @@ const RegionRoot *CaptureAnalysis::globalBeginUnder(const FunctionDecl *FD,
         Found = &R;
         break;
       }
-  if (!Found && FD->getBody())
-    for (const CallSite &Site : Flows->callsIn(FD)) {
-      if (Site.K == CallSite::Kind::Callable && startsThread(Site))
-        continue; // a thread it starts captures on that thread
-      const FunctionDecl *Def = definitionOf(Site.Callee);
-      if (!Def || Def == FD || !Code.isUserLocation(Def->getLocation()))
-        continue;
-      if ((Found = globalBeginUnder(Def, Depth + 1, &Truncated)))
-        break;
-    }
+  if (!Found)
+    anySameThreadCallee(FD, [&](const FunctionDecl *Def) {
+      return Def != FD &&
+             (Found = globalBeginUnder(Def, Depth + 1, &Truncated));
+    });
   BeginUnderActive.erase(FD);
   // "None" found while a caller was still being searched may be wrong (the
   // begin may lie below that caller): it is kept only when final, at the

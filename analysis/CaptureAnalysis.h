@@ -244,6 +244,11 @@ private:
   llvm::DenseSet<const FunctionDecl *> BeginUnderActive;
   const RegionRoot *otherGlobalBegin(llvm::ArrayRef<const RegionRoot *> Begins,
                                      const FunctionDecl *Def);
+  /// Calls \p Fn on each user function \p FD calls on its own thread (calls
+  /// and callables it runs; not a callable it starts a thread with) until
+  /// \p Fn returns true. Returns whether it did.
+  bool anySameThreadCallee(const FunctionDecl *FD,
+                           llvm::function_ref<bool(const FunctionDecl *)> Fn);
   /// The variable holding the stream \p Root's begin captures
   /// (`cudaStreamBeginCapture(stream, ...)`), or null.
   const Decl *capturedStream(const RegionRoot *Root);

@@ -78,6 +78,7 @@ constexpr HazardKind PinnedFlag = HazardKind::PinnedFlag;
 constexpr HazardKind LegacyStream = HazardKind::LegacyStream;
 constexpr HazardKind DefaultStreamBegin = HazardKind::DefaultStreamBegin;
 constexpr HazardKind ThrustPolicy = HazardKind::ThrustPolicy;
+constexpr HazardKind TempStorageRun = HazardKind::TempStorageRun;
 constexpr HazardKind MaskSelect = HazardKind::MaskSelect;
 constexpr HazardKind UnregisteredGenerator =
     HazardKind::UnregisteredGenerator;

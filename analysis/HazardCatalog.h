@@ -39,6 +39,7 @@ enum class HazardKind {
   LegacyStream,
   DefaultStreamBegin,
   ThrustPolicy,
+  TempStorageRun,
   MaskSelect,
   UnregisteredGenerator,
   Branch,

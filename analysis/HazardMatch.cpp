@@ -959,6 +959,13 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::ThrustPolicy:
     return H.Names.matches(Code.nameOf(FD)) &&
            !(Call && passesCaptureSafePolicy(Call));
+  case HazardKind::TempStorageRun:
+    // `f(nullptr, bytes, ...)` asks for the temporary storage size and
+    // runs nothing.
+    return Call && Call->getNumArgs() >= 1 &&
+           H.Names.matches(Code.nameOf(FD)) &&
+           !Call->getArg(0)->IgnoreParenImpCasts()->isNullPointerConstant(
+               FD->getASTContext(), Expr::NPC_ValueDependentIsNotNull);
   case HazardKind::DefaultStreamBegin: // judged at the begin, not as work
   case HazardKind::UnregisteredGenerator: // judged by the check (origins)
   case HazardKind::Branch:

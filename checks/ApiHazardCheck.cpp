@@ -18,7 +18,8 @@ static bool namedByCatalog(CaptureAnalysis &Analysis, const FunctionDecl *FD) {
   llvm::StringRef Name = Analysis.code().nameOf(FD);
   return llvm::any_of(allHazards(), [&](const Hazard &H) {
     return (H.Kind == HazardKind::Callee ||
-            H.Kind == HazardKind::ThrustPolicy) &&
+            H.Kind == HazardKind::ThrustPolicy ||
+            H.Kind == HazardKind::TempStorageRun) &&
            H.Names.matches(Name);
   });
 }

@@ -61,12 +61,12 @@ void addStandInHeaders(Preprocessor &PP) {
     return; // already set up for this compilation
 
   std::vector<StandIn> Needed;
-  std::string CudaInclude;
-  if (PP.getLangOpts().CUDA) {
-    CudaInclude = findInSearchPath(HS, FM, "cuda_runtime_api.h");
-    if (findInSearchPath(HS, FM, "texture_fetch_functions.h").empty())
-      Needed.push_back({"texture_fetch_functions.h", TextureFetchStandIn});
-  }
+  // The toolkit's include directory, searched by CUDA sources and by host
+  // C++ that uses the runtime API.
+  std::string CudaInclude = findInSearchPath(HS, FM, "cuda_runtime_api.h");
+  if (PP.getLangOpts().CUDA &&
+      findInSearchPath(HS, FM, "texture_fetch_functions.h").empty())
+    Needed.push_back({"texture_fetch_functions.h", TextureFetchStandIn});
   if (!findInSearchPath(HS, FM, "c10/cuda/CUDAMacros.h").empty() &&
       findInSearchPath(HS, FM, "c10/cuda/impl/cuda_cmake_macros.h").empty())
     Needed.push_back(
@@ -86,7 +86,8 @@ void addStandInHeaders(Preprocessor &PP) {
       HS.AddSystemSearchPath(
           DirectoryLookup(*Dir, SrcMgr::C_System, /*isFramework=*/false));
 
-  // CUDA 13 keeps Thrust, CUB and libcu++ under include/cccl.
+  // CUDA 13 keeps Thrust, CUB and libcu++ under include/cccl (a host C++
+  // file includes <cuda/atomic> or <thrust/...> from there too).
   if (!CudaInclude.empty()) {
     llvm::SmallString<256> Cccl(CudaInclude);
     llvm::sys::path::append(Cccl, "cccl");

@@ -15,7 +15,10 @@ header the script writes that gives clang's CUDA mode the nvcc values some
 headers test (`#if __CUDACC__`: clang defines it empty); use it with
 `-include {nvcc_compat}`. `{toolkit_standins}` is a directory of declaration-only
 headers for CUDA toolkit components this machine's toolkit lacks (the PTX
-compiler library); use it with `-isystem {toolkit_standins}`. Lines starting with `#` are comments.
+compiler library); use it with `-isystem {toolkit_standins}`. The file's own directory is
+searched first (`-I <dir>`, as most builds do); the flag `{no_file_dir}` leaves it out, for a
+project whose source directory holds a header named like a toolkit one (`cuda.h`). Lines
+starting with `#` are comments.
 
 Each repository must have been fetched (its git directory is expected at
 <mirror-root>/<owner>+<repo>/repo); the commit's tree is extracted once into
@@ -304,12 +307,16 @@ def build_command(args, entry, root):
     flags = ["-std=c++17"]
     if is_cuda:
         flags += ["-x", "cuda", "--cuda-gpu-arch=sm_80", "-nocudalib"]
-    flags += ["-I", os.path.dirname(src), "-I", root]
+    if "{no_file_dir}" not in entry["flags"]:
+        flags += ["-I", os.path.dirname(src)]
+    flags += ["-I", root]
     # libtorch (Debian's libtorch-dev) lives in /usr/include, already a system
     # directory; naming it with -isystem again would put it before libstdc++'s
     # own directories and break its #include_next <math.h>.
     flags += ["-isystem", "/usr/include/torch/csrc/api/include"]
     for flag in entry["flags"]:
+        if flag == "{no_file_dir}":
+            continue
         flag, problem = substitute(args, flag, root)
         if problem:
             return None, problem

@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAStream.h>
+#include <cub/device/device_segmented_sort.cuh>
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <iostream>
@@ -458,4 +459,29 @@ double hostBoxes(at::Tensor positions, at::Tensor deviceBox, at::Tensor checkedB
   double b = boxEdge(deviceBox, 2);
   graph.capture_end();
   return a + b + cell.edge;
+}
+
+// ---------------------------------------------------------------------------
+// CUB's segmented sort synchronizes the stream (with many segments); its
+// size query (null storage) runs nothing, and the segmented radix sort only
+// launches kernels.
+void segmentedSorts(cudaStream_t s, void *temp, std::size_t bytes,
+                    const float *in, float *out, const int *offsets, int n,
+                    int segments) {
+  std::size_t needed = 0;
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  cub::DeviceSegmentedSort::StableSortKeys(nullptr, needed, in, out, n,
+                                           segments, offsets, offsets + 1, s);
+  cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, in, out, n, segments,
+                                           offsets, offsets + 1, s);
+  // CHECK-MESSAGES: :[[@LINE-2]]:3: warning: 'DeviceSegmentedSort::StableSortKeys' runs cub::DeviceSegmentedSort, which copies segment sizes to the host and synchronizes the stream during CUDA graph capture{{.*}}use cub::DeviceSegmentedRadixSort{{.*}}(hazard: cub-segmented-sort-sync) [cudagraph-host-sync]
+  cub::DeviceSegmentedSort::SortKeys(temp, bytes, in, out, n, segments,
+                                     offsets, offsets + 1, s);
+  // CHECK-MESSAGES: :[[@LINE-2]]:3: warning: 'DeviceSegmentedSort::SortKeys' runs cub::DeviceSegmentedSort
+  cub::DeviceSegmentedRadixSort::SortKeys(temp, bytes, in, out, n, segments,
+                                          offsets, offsets + 1, 0, 32, s);
+  cudaStreamEndCapture(s, &graph);
+  cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, in, out, n, segments,
+                                           offsets, offsets + 1, s);
 }
