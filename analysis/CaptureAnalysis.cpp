@@ -244,7 +244,12 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
   };
   // Members the begin's conditions fixed hold in the methods the region
   // calls on the same object.
-  const Bindings *Held = InBeginner ? &beganUnder(C.Root) : nullptr;
+  Bindings HeldHere;
+  const Bindings *Held = nullptr;
+  if (InBeginner) {
+    HeldHere = heldAt(C.Root, Function, Site);
+    Held = &HeldHere;
+  }
   // A virtual call may run any override the translation unit defines.
   if (const auto *M = dyn_cast_or_null<CXXMethodDecl>(Site.Callee);
       M && M->isVirtual() && !C.StreamGuarded)
@@ -386,6 +391,41 @@ const Bindings &CaptureAnalysis::beganUnder(const RegionRoot *Root) {
       if (MemberPath Path = memberPathOf(Stream); !Path.empty())
         Facts.bindMember(Path, Known::nonZero());
   return BeganUnderMemo[Root] = std::move(Facts);
+}
+
+Bindings CaptureAnalysis::heldAt(const RegionRoot *Root,
+                                 const FunctionDecl *Function,
+                                 const CallSite &Site) {
+  const Bindings &All = beganUnder(Root);
+  if (All.Members.empty() || !Root->Call || !Site.S)
+    return All;
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation Begin = SM.getExpansionLoc(Root->Call->getBeginLoc());
+  SourceLocation At = SM.getExpansionLoc(Site.S->getBeginLoc());
+  // Methods called on the object after the begin, before this call.
+  llvm::SmallVector<const FunctionDecl *, 4> Between;
+  for (const CallSite &Other : Flows->callsIn(Function)) {
+    const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Other.S);
+    if (Other.K != CallSite::Kind::Call || !MC || !MC->getMethodDecl())
+      continue;
+    const Expr *Obj = MC->getImplicitObjectArgument();
+    if (!Obj || !isa<CXXThisExpr>(Obj->IgnoreParenImpCasts()))
+      continue;
+    SourceLocation L = SM.getExpansionLoc(MC->getBeginLoc());
+    if (SM.isBeforeInTranslationUnit(Begin, L) &&
+        SM.isBeforeInTranslationUnit(L, At))
+      Between.push_back(MC->getMethodDecl());
+  }
+  if (Between.empty())
+    return All;
+  Bindings Out = All;
+  Out.Members.clear();
+  for (const auto &[Path, Value] : All.Members)
+    if (llvm::none_of(Between, [&](const FunctionDecl *M) {
+          return Values.mayChangeMember(M, Path);
+        }))
+      Out.Members.push_back({Path, Value});
+  return Out;
 }
 
 bool CaptureAnalysis::isCaptureSafe(const FunctionDecl *FD) {

@@ -252,6 +252,12 @@ private:
   /// The variable holding the stream \p Root's begin captures
   /// (`cudaStreamBeginCapture(stream, ...)`), or null.
   const Decl *capturedStream(const RegionRoot *Root);
+  /// The member facts of beganUnder(\p Root) that still hold at \p Site, a
+  /// call \p Function (which made the begin) makes while the capture is
+  /// open: a method called on the object between the begin and the call (a
+  /// setter) may have changed them.
+  Bindings heldAt(const RegionRoot *Root, const FunctionDecl *Function,
+                  const CallSite &Site);
   /// What the conditions \p Root's begin ran under fix about the members
   /// of the object its function runs on, and the captured stream when it
   /// is a member (set: a capture never runs on stream 0).

@@ -588,6 +588,20 @@ public:
       Written = BO->getLHS();
     if (MemberPath Path = memberPathOf(Written); !Path.empty())
       ChangedFields.append(Path.begin(), Path.end());
+    // Any write at all, plain assignments included: what a call of this
+    // method changes for its caller.
+    const Expr *Any = Written;
+    if (const auto *BO = dyn_cast<BinaryOperator>(S);
+        BO && BO->getOpcode() == BO_Assign)
+      Any = BO->getLHS();
+    else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+             Op && Op->isAssignmentOp() && Op->getNumArgs() >= 1)
+      Any = Op->getArg(0);
+    else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S);
+             MC && MC->getMethodDecl() && !MC->getMethodDecl()->isConst())
+      Any = MC->getImplicitObjectArgument();
+    if (MemberPath Path = memberPathOf(Any); !Path.empty())
+      WrittenFields.append(Path.begin(), Path.end());
     bool Lambda = InLambda || isa<LambdaExpr>(S);
     if (const auto *L = dyn_cast<LambdaExpr>(S)) {
       walk(L->getBody(), S, true);
@@ -598,7 +612,7 @@ public:
   }
 
   llvm::SmallVector<unsigned, 4> Decides, Changed;
-  llvm::SmallVector<const FieldDecl *, 4> Fields, ChangedFields;
+  llvm::SmallVector<const FieldDecl *, 4> Fields, ChangedFields, WrittenFields;
   bool CallsOnThis = false;
 
 private:
@@ -641,6 +655,8 @@ const ValueFacts::ParamInfo &ValueFacts::paramInfo(const FunctionDecl *Def) {
       Info.CallsOnThis = Scan.CallsOnThis;
       Info.ChangedFields.assign(Scan.ChangedFields.begin(),
                                 Scan.ChangedFields.end());
+      Info.WrittenFields.assign(Scan.WrittenFields.begin(),
+                                Scan.WrittenFields.end());
       for (const FieldDecl *FD : Scan.Fields)
         if (!llvm::is_contained(Scan.ChangedFields, FD) &&
             !llvm::is_contained(Info.Fields, FD))
@@ -850,6 +866,22 @@ void ValueFacts::relevantMembers(const FunctionDecl *Def, const Bindings &In,
     if (Info.CallsOnThis || llvm::is_contained(Info.Fields, Path.back()))
       Out.Members.push_back({Path, Value});
   }
+}
+
+bool ValueFacts::mayChangeMember(const FunctionDecl *Method,
+                                 const MemberPath &Path) {
+  const auto *M = dyn_cast_or_null<CXXMethodDecl>(Method);
+  if (!M || !M->isInstance() || M->isConst())
+    return false;
+  const FunctionDecl *Def = M->getDefinition();
+  if (!Def || !Def->hasBody())
+    return true; // unseen: it may set anything
+  const ParamInfo &Info = paramInfo(Def);
+  // A method that calls others on the object may change it through them.
+  return Info.CallsOnThis ||
+         llvm::any_of(Path, [&](const FieldDecl *FD) {
+           return llvm::is_contained(Info.WrittenFields, FD);
+         });
 }
 
 /// Whether \p S calls a method of the object the calling method runs on

@@ -127,6 +127,11 @@ public:
                   KnownArgFn Known = nullptr,
                   const Bindings *Held = nullptr);
 
+  /// Whether calling \p Method on an object may change its member \p Path:
+  /// a non-const method that writes a field of the path, calls other
+  /// methods on the object, or whose body is not visible.
+  bool mayChangeMember(const FunctionDecl *Method, const MemberPath &Path);
+
   /// Whether \p S, a statement of \p FD, sits in one arm of a switch or an
   /// if/else whose other arm, live under \p Values, calls a function that
   /// \p SafeForms matches.
@@ -144,6 +149,9 @@ private:
     llvm::SmallVector<const FieldDecl *, 4> Fields;
     /// Fields changed other than by plain assignment (`++n_`, `&cfg_`).
     llvm::SmallVector<const FieldDecl *, 2> ChangedFields;
+    /// Fields written in any way, plain assignments and non-const method
+    /// calls on them included.
+    llvm::SmallVector<const FieldDecl *, 2> WrittenFields;
     /// Calls methods on `this`: every member binding may matter there.
     bool CallsOnThis = false;
   };

@@ -175,3 +175,37 @@ private:
   const float *in_ = nullptr;
   size_t n_ = 0;
 };
+
+// A method called on the object between the begin and a call may change
+// what the begin's condition said: a setter of the member does, one of
+// another member does not.
+class Retuned {
+public:
+  void step(cudaStream_t s, int next) {
+    if (cfg_.mode != 0)
+      return;
+    cudaGraph_t g;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    setVerbose(true);
+    ifModeThree(s);
+    setMode(next);
+    ifModeTwo(s);
+    // CHECK-MESSAGES-DAG: :[[@LINE-1]]:5: note: 'Retuned::ifModeTwo' is called here during capture
+    cudaStreamEndCapture(s, &g);
+  }
+
+private:
+  void setVerbose(bool v) { cfg_.verbose = v; }
+  void setMode(int m) { cfg_.mode = m; }
+  void ifModeThree(cudaStream_t s) {
+    if (cfg_.mode == 3)
+      cudaStreamSynchronize(s);
+  }
+  void ifModeTwo(cudaStream_t s) {
+    if (cfg_.mode == 2)
+      cudaStreamSynchronize(s);
+    // CHECK-MESSAGES-DAG: :[[@LINE-1]]:7: warning: 'cudaStreamSynchronize' blocks the host until a stream drains during CUDA graph capture
+  }
+
+  Config cfg_;
+};
