@@ -104,8 +104,17 @@ public:
   }
   bool VisitLambdaExpr(LambdaExpr *L) {
     const CXXMethodDecl *Op = L->getCallOperator();
-    if (Instantiated && Op && Op->hasBody() && !Op->isDependentContext())
+    if (!Instantiated || !Op)
+      return true;
+    if (Op->hasBody() && !Op->isDependentContext())
       Fn(Op);
+    // A generic lambda (`[&](auto tag) { ... }`, a type dispatch's body):
+    // its call operator is a template, and each type it is called with is
+    // an instantiation of its own.
+    if (const FunctionTemplateDecl *FT = Op->getDescribedFunctionTemplate())
+      for (const FunctionDecl *Spec : FT->specializations())
+        if (Spec->hasBody() && !Spec->isDependentContext())
+          Fn(Spec);
     return true;
   }
 

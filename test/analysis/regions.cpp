@@ -363,3 +363,37 @@ void endsThroughFunction(cudaStream_t s, cudaGraph_t *g) {
   end();
   cudaStreamSynchronize(s);
 }
+
+// A capture inside a generic lambda (a type dispatch's body): each type it
+// is called with instantiates its call operator, and the region is there.
+template <typename F> void dispatchTypes(int type, F &&body) {
+  if (type == 0)
+    body(float{});
+  else
+    body(int{});
+}
+
+struct Recorder {
+  cudaStream_t stream;
+  struct Scope {
+    explicit Scope(Recorder &r) : rec(r) {
+      cudaStreamBeginCapture(rec.stream, cudaStreamCaptureModeGlobal);
+    }
+    ~Scope() { cudaStreamEndCapture(rec.stream, &graph); }
+    Recorder &rec;
+    cudaGraph_t graph = nullptr;
+  };
+  Scope scope() { return Scope{*this}; }
+};
+
+void capturedPerType(Recorder &rec, int type) {
+  dispatchTypes(type, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (sizeof(T) == 4) {
+      auto capture = rec.scope();
+      cudaDeviceSynchronize();
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaDeviceSynchronize' blocks the host
+    }
+    cudaDeviceSynchronize();
+  });
+}
