@@ -37,6 +37,7 @@ enum class HazardKind {
   TensorPrint,
   PinnedFlag,
   LegacyStream,
+  UncapturedStream,
   DefaultStreamBegin,
   ThrustPolicy,
   TempStorageRun,
@@ -46,6 +47,7 @@ enum class HazardKind {
   LeftOpen,
   StreamFork,
   UncapturedWait,
+  CapturedEvent,
   FrozenState,
   RuntimeOnly
 };

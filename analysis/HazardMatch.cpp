@@ -956,6 +956,14 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
     return Call && passesTrueToParam(Call, H.Names, FD->getASTContext());
   case HazardKind::LegacyStream:
     return usesLegacyStream(H, Code, FD, S, Where.PerThreadDefaultStream);
+  case HazardKind::UncapturedStream:
+    // Another thread records nothing whatever stream it names; on the
+    // capturing thread the legacy stream is the one stream known not to be
+    // in the capture (others may join it through events).
+    return Call && H.Names.matches(stripCudaApiSuffix(Code.nameOf(FD))) &&
+           (Where.OtherThread ||
+            isLegacyStream(streamValue(streamArgument(Call), FD->getASTContext()),
+                           Where.PerThreadDefaultStream));
   case HazardKind::ThrustPolicy:
     return H.Names.matches(Code.nameOf(FD)) &&
            !(Call && passesCaptureSafePolicy(Call));
@@ -972,6 +980,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::LeftOpen:
   case HazardKind::StreamFork:     // judged by the check (stream dataflow)
   case HazardKind::UncapturedWait:
+  case HazardKind::CapturedEvent:
   case HazardKind::FrozenState: // judged by the check (a dataflow)
   case HazardKind::RuntimeOnly:
     break;

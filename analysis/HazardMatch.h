@@ -42,6 +42,9 @@ struct MatchContext {
   /// Stream 0 means the per-thread default stream in this translation unit
   /// (`--default-stream per-thread`, CUDA_API_PER_THREAD_DEFAULT_STREAM).
   bool PerThreadDefaultStream = false;
+  /// The call runs on a thread that may run during another thread's
+  /// global-mode capture (not on the capturing thread).
+  bool OtherThread = false;
   /// The calls that led here, for what a parameter holds (may be empty).
   ArgumentsFn Arguments;
 };

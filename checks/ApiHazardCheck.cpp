@@ -42,7 +42,8 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
   // allocation, graph destruction); graph launches, eager copies and
   // framework checks of the current stream do not involve the capture.
   if (OtherThread &&
-      (H->Kind != HazardKind::Callee ||
+      ((H->Kind != HazardKind::Callee &&
+        H->Kind != HazardKind::UncapturedStream) ||
        !H->failsOnOtherThread(
            stripCudaApiSuffix(Analysis.code().nameOf(Site.Site.Callee)))))
     return;

@@ -195,7 +195,8 @@ bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
   // frozen state is reported where it changes, after the capture.
   StringRef During = H.Kind == HazardKind::LeftOpen ||
                              H.Kind == HazardKind::DefaultStreamBegin ||
-                             H.Kind == HazardKind::FrozenState
+                             H.Kind == HazardKind::FrozenState ||
+                             H.Kind == HazardKind::CapturedEvent
                          ? ""
                          : " during CUDA graph capture";
   auto D = diag(Loc, "%0 %1%2: %3; %4 (hazard: %5)")
@@ -320,6 +321,8 @@ ArgumentsFn CudaGraphCheck::argumentsAlong(const Reach *Chain) {
 MatchContext CudaGraphCheck::matchContextOf(const CapturedSite &Site) const {
   MatchContext Where{Site.Ctx.Modes, Site.Ctx.StreamGuarded,
                      perThreadDefaultStream()};
+  Where.OtherThread =
+      Site.Ctx.Root && Site.Ctx.Root->K == RegionRoot::Kind::OtherThread;
   Where.Arguments = argumentsAlong(Site.Ctx.Chain);
   return Where;
 }

@@ -70,7 +70,9 @@ struct Op {
   Handle Stream, Event;
   const CallExpr *Call;
   const Frame *In;
-  bool External = false; // a wait with cudaEventWaitExternal
+  /// A wait with cudaEventWaitExternal; a record with
+  /// cudaEventRecordExternal, or one whose flags are not known.
+  bool External = false;
 };
 
 enum class ApiRole { None, Record, Wait, OtherEvent };
@@ -108,6 +110,8 @@ UnjoinedForkCheck::UnjoinedForkCheck(StringRef Name, ClangTidyContext *Context)
       Fork = &H;
     else if (H.Kind == HazardKind::UncapturedWait)
       Isolation = &H;
+    else if (H.Kind == HazardKind::CapturedEvent)
+      Bound = &H;
   }
 }
 
@@ -431,11 +435,23 @@ public:
     const auto *Call = dyn_cast_or_null<CallExpr>(S);
     switch (Call ? roleOf(Callee) : ApiRole::None) {
     case ApiRole::Record:
-      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call)) {
+        // libtorch's CUDAEvent decides its record flags itself.
         addOp(Op::Record, streamArgOf(Call), MC->getImplicitObjectArgument(),
-              Call, F);
-      else if (Call->getNumArgs() >= 2)
-        addOp(Op::Record, streamArgOf(Call), Call->getArg(0), Call, F);
+              Call, F, /*External=*/true);
+      } else if (Call->getNumArgs() >= 2) {
+        // cudaEventRecordWithFlags(e, s, cudaEventRecordExternal): the
+        // event stays usable outside the capture.
+        bool External = false;
+        if (Call->getNumArgs() >= 3) {
+          Expr::EvalResult Flags;
+          External = !Call->getArg(2)->EvaluateAsInt(Flags,
+                                                     Analysis.context()) ||
+                     Flags.Val.getInt() != 0;
+        }
+        addOp(Op::Record, streamArgOf(Call), Call->getArg(0), Call, F,
+              External);
+      }
       return;
     case ApiRole::Wait:
       if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call)) {
@@ -542,7 +558,7 @@ private:
 };
 
 void UnjoinedForkCheck::checkCapture(CaptureAnalysis &Analysis) {
-  if (!Fork && !Isolation)
+  if (!Fork && !Isolation && !Bound)
     return;
   for (const RegionRoot &Root : Analysis.flows().roots()) {
     if (!Root.Owner || !Root.Call || !Analysis.isUserLocation(Root.Loc) ||
@@ -555,6 +571,27 @@ void UnjoinedForkCheck::checkCapture(CaptureAnalysis &Analysis) {
       continue;
     checkRegion(Analysis, Root, Analysis.flows().flow(Owner, false));
   }
+}
+
+/// The event argument(s) of an eager use of an event: a wait, a query, a
+/// host wait, a timing.
+static llvm::SmallVector<const Expr *, 2> eventUses(CaptureAnalysis &Analysis,
+                                                    const CallExpr *Call) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return {};
+  StringRef Name = stripCudaApiSuffix(Analysis.code().nameOf(FD));
+  unsigned N = Call->getNumArgs();
+  if ((Name == "cudaEventSynchronize" || Name == "cudaEventQuery" ||
+       Name == "cuEventSynchronize" || Name == "cuEventQuery") &&
+      N >= 1)
+    return {Call->getArg(0)};
+  if ((Name == "cudaStreamWaitEvent" || Name == "cuStreamWaitEvent") && N >= 2)
+    return {Call->getArg(1)};
+  if ((Name == "cudaEventElapsedTime" || Name == "cuEventElapsedTime") &&
+      N >= 3)
+    return {Call->getArg(1), Call->getArg(2)};
+  return {};
 }
 
 static bool inRegion(const CaptureState *State, const RegionRoot &Root) {
@@ -705,6 +742,69 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
       addChainNotes(Analysis, nullptr, &Root);
     }
 
+  if (Bound) {
+    // Measured: an event recorded on a capturing stream without
+    // cudaEventRecordExternal fails every host wait, query, timing and eager
+    // stream wait after the capture ends (1, cudaErrorInvalidValue), until it
+    // is recorded again outside a capture.
+    std::map<Handle, const Op *> Captured;
+    for (const Op &R : Walk.Ops)
+      if (R.K == Op::Record && !R.External && R.Event.valid() &&
+          !R.Event.isTag() && InCapture.count(R.Stream))
+        Captured.emplace(R.Event, &R);
+    // The end of this region in the function holding the begin.
+    SourceLocation End;
+    for (const FlowSite &FS : Flow.Sites)
+      if (inRegion(&FS.State, Root) && FS.Site.K == CallSite::Kind::Call &&
+          Analysis.flows().eventOf(FS.Site.Callee) == CaptureEvent::End)
+        End = SM.getExpansionLoc(FS.Site.Loc);
+    Frame &Top = Walk.Frames.front();
+    std::set<Handle> Rerecorded;
+    // Calls after the end, in source order, outside any capture.
+    for (const CallSite &Site : Analysis.flows().callsIn(Flow.Function)) {
+      if (Captured.empty() || End.isInvalid())
+        break;
+      const auto *Call = dyn_cast_or_null<CallExpr>(Site.S);
+      if (!Call || Site.K != CallSite::Kind::Call ||
+          !SM.isBeforeInTranslationUnit(End, SM.getExpansionLoc(Site.Loc)))
+        continue;
+      // Where this capture may still be open (its end sits under a test
+      // the analysis cannot carry across the calls between), the use fails
+      // either way: a host wait during the capture, or a bound event after.
+      // Inside another capture it is that capture's business.
+      const CaptureState *State = Flow.stateAt(Call);
+      if (!State || llvm::any_of(State->Roots, [&](const RegionRoot *R) {
+            return R != &Root;
+          }))
+        break; // another capture: what it does with the event is not judged
+      if (Walk.roleOf(Site.Callee) == ApiRole::Record &&
+          Call->getNumArgs() >= 1) {
+        const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+        Rerecorded.insert(Walk.resolve(
+            MC ? MC->getImplicitObjectArgument() : Call->getArg(0), Top));
+        continue;
+      }
+      for (const Expr *Arg : eventUses(Analysis, Call)) {
+        Handle Event = Walk.resolve(Arg, Top);
+        auto It = Captured.find(Event);
+        if (It == Captured.end() || Rerecorded.count(Event))
+          continue;
+        SourceLocation Loc = Analysis.visibleLoc(Call->getBeginLoc());
+        if (!Analysis.isUserLocation(Loc) ||
+            !reportHazard(Analysis, *Bound, Loc, Call->getSourceRange(),
+                          "'" + displayName(Call->getDirectCallee()) + "'",
+                          Flow.Function, nullptr, &Root))
+          break;
+        diag(Analysis.visibleLoc(It->second->Call->getBeginLoc()),
+             "the event is last recorded here, on a capturing stream",
+             DiagnosticIDs::Note);
+        diag(End, "the capture ends here", DiagnosticIDs::Note);
+        addChainNotes(Analysis, nullptr, &Root);
+        break;
+      }
+    }
+  }
+
   if (!Isolation)
     return;
   // Waits of streams in the capture on events recorded only outside it: on
@@ -777,5 +877,6 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
     addChainNotes(Analysis, nullptr, &Root);
   }
 }
+
 
 } // namespace clang::tidy::cudagraph

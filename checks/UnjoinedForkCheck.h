@@ -39,6 +39,7 @@ private:
 
   const Hazard *Fork = nullptr;
   const Hazard *Isolation = nullptr;
+  const Hazard *Bound = nullptr;
   const std::vector<Hazard> Hazards;
 };
 

@@ -42,9 +42,17 @@ def names_cell(h):
     if h["kind"] == "Branch":
         return "a branch on a device value"
     if h["kind"] == "LegacyStream":
-        return ("a kernel launch, or %s, whose stream argument is `0`, left out or "
+        inc = [n for n in h["names"] if not n.startswith("!")]
+        exc = [n[1:] for n in h["names"] if n.startswith("!")]
+        return ("a kernel launch, or %s%s, whose stream argument is `0`, left out or "
                 "`cudaStreamLegacy`; a `CUDAStreamGuard` or `setCurrentCUDAStream` for "
-                "`getDefaultCUDAStream()`" % ", ".join("`%s`" % n for n in h["names"]))
+                "`getDefaultCUDAStream()`" % (", ".join("`%s`" % n for n in inc),
+                                              " (not %s)" % ", ".join("`%s`" % n for n in exc)
+                                              if exc else ""))
+    if h["kind"] == "UncapturedStream":
+        return ("%s given stream `0`, none or `cudaStreamLegacy` on the capturing thread, "
+                "or any stream on a thread that may run during a global-mode capture"
+                % ", ".join("`%s`" % n for n in h["names"]))
     if h["kind"] == "DefaultStreamBegin":
         return ("`cudaStreamBeginCapture` on stream `0` or `cudaStreamLegacy`; `capture_begin()` "
                 "while `getDefaultCUDAStream()` is current")
@@ -53,6 +61,10 @@ def names_cell(h):
     if h["kind"] == "StreamFork":
         return ("a wait (`cudaStreamWaitEvent`, `cuStreamWaitEvent`, `CUDAEvent::block`) on an event "
                 "recorded on a capturing stream, by a stream never joined back before the end")
+    if h["kind"] == "CapturedEvent":
+        return ("`cudaEventSynchronize`, `cudaEventQuery`, `cudaEventElapsedTime` or "
+                "`cudaStreamWaitEvent` after a capture ends, on an event last recorded "
+                "(without `cudaEventRecordExternal`) on a capturing stream in that capture")
     if h["kind"] == "UncapturedWait":
         return ("a wait of a capturing stream on an event recorded only before the begin")
     if h["kind"] == "FrozenState" and h["id"] == "reassigned-static-input":

@@ -3,7 +3,8 @@
 // Which calls does a capture open on one thread forbid on another? Thread A
 // begins a capture (mode from argv[2]: global, thread, relaxed) on its own
 // non-blocking stream and waits; thread B makes one call (argv[1]) on other
-// streams; A then ends the capture. Prints B's result and A's end-capture
+// streams; A then ends the capture (with argv[3] "same", A makes the call
+// itself while its capture is open, on other streams). Prints B's result and A's end-capture
 // result. Run each call in its own process (a failed capture can leave the
 // context unusable): other-thread-probe.sh does. The catalog's
 // CUDAGRAPH_HAZARD_OTHER_THREAD entries rest on its output.
@@ -50,16 +51,12 @@ int main(int argc, char **argv) {
   std::mutex mu; std::condition_variable cv; int phase = 0;
   cudaError_t beginErr, endErr, opErr = cudaSuccess; int opInt = 0;
   cudaGraph_t g = nullptr;
-  std::thread A([&] {
-    beginErr = cudaStreamBeginCapture(s1, M);
-    k<<<1, 32, 0, s1>>>(d);
-    { std::lock_guard<std::mutex> l(mu); phase = 1; } cv.notify_all();
-    { std::unique_lock<std::mutex> l(mu); cv.wait(l, [&] { return phase == 2; }); }
-    k<<<1, 32, 0, s1>>>(d);
-    endErr = cudaStreamEndCapture(s1, &g);
-  });
-  std::thread B([&] {
-    { std::unique_lock<std::mutex> l(mu); cv.wait(l, [&] { return phase == 1; }); }
+  cudaMemPool_t pool = nullptr;
+  cudaDeviceGetDefaultMemPool(&pool, 0);
+  void *pa = nullptr;
+  cudaMallocAsync(&pa, 4096, s2n);
+  cudaStreamSynchronize(s2n);
+  auto runOp = [&] {
     void *p = nullptr;
     if (op == "cudaStreamSynchronize-blocking") { k<<<1,32,0,s2b>>>(d); opErr = cudaStreamSynchronize(s2b); }
     else if (op == "cudaStreamSynchronize-nonblocking") { k<<<1,32,0,s2n>>>(d); opErr = cudaStreamSynchronize(s2n); }
@@ -91,12 +88,38 @@ int main(int argc, char **argv) {
     else if (op == "cudaDeviceSetLimit") opErr = cudaDeviceSetLimit(cudaLimitStackSize, 4096);
     else if (op == "cublasCreate") { cublasHandle_t x; opInt = cublasCreate(&x); }
     else if (op == "cublasDestroy") { opInt = cublasDestroy(hb); }
+    else if (op == "cudaMallocAsync") opErr = cudaMallocAsync(&p, 4096, s2n);
+    else if (op == "cudaFreeAsync") opErr = cudaFreeAsync(pa, s2n);
+    else if (op == "cudaMallocAsync-legacy") opErr = cudaMallocAsync(&p, 4096, 0);
+    else if (op == "cudaMallocFromPoolAsync") opErr = cudaMallocFromPoolAsync(&p, 4096, pool, s2n);
+    else if (op == "cudaMemPoolTrimTo") opErr = cudaMemPoolTrimTo(pool, 0);
+    else if (op == "cudaGraphUpload") opErr = cudaGraphUpload(e0, s2n);
+    else if (op == "cudaGraphExecUpdate") { cudaGraphExecUpdateResultInfo info; opErr = cudaGraphExecUpdate(e0, g0, &info); }
+    else if (op == "cudaStreamBeginCapture") { cudaGraph_t g2; opErr = cudaStreamBeginCapture(s2n, cudaStreamCaptureModeThreadLocal); if (opErr == cudaSuccess) { k<<<1,32,0,s2n>>>(d); cudaError_t e2 = cudaStreamEndCapture(s2n, &g2); if (e2 != cudaSuccess) opErr = e2; } }
+    else if (op == "cudaStreamGetCaptureInfo") { cudaStreamCaptureStatus st; opErr = cudaStreamGetCaptureInfo(s1, &st); }
+    else if (op == "cudaEventRecord") opErr = cudaEventRecord(ev, s2n);
+    else if (op == "cudaFuncGetAttributes") { cudaFuncAttributes a; opErr = cudaFuncGetAttributes(&a, k); }
+    else if (op == "cudaMemGetInfo") { size_t f, t; opErr = cudaMemGetInfo(&f, &t); }
     else if (op == "none") {}
     else { std::printf("unknown op\n"); }
+  };
+  bool same = argc > 3 && !strcmp(argv[3], "same");
+  std::thread B([&] {
+    { std::unique_lock<std::mutex> l(mu); cv.wait(l, [&] { return phase == 1; }); }
+    if (!same) runOp();
     { std::lock_guard<std::mutex> l(mu); phase = 2; } cv.notify_all();
   });
+  std::thread A([&] {
+    beginErr = cudaStreamBeginCapture(s1, M);
+    k<<<1, 32, 0, s1>>>(d);
+    { std::lock_guard<std::mutex> l(mu); phase = 1; } cv.notify_all();
+    { std::unique_lock<std::mutex> l(mu); cv.wait(l, [&] { return phase == 2; }); }
+    if (same) runOp();
+    k<<<1, 32, 0, s1>>>(d);
+    endErr = cudaStreamEndCapture(s1, &g);
+  });
   A.join(); B.join();
-  std::printf("%-36s %-7s op=%d(%s)%s end=%d begin=%d\n", op.c_str(), mode, (int)opErr, cudaGetErrorName(opErr),
+  std::printf("%-36s %-7s %-5s op=%d(%s)%s end=%d begin=%d\n", op.c_str(), mode, same ? "same" : "other", (int)opErr, cudaGetErrorName(opErr),
               opInt ? (" cublas=" + std::to_string(opInt)).c_str() : "", (int)endErr, (int)beginErr);
   return 0;
 }

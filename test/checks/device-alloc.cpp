@@ -50,6 +50,38 @@ void streamOrdered(cudaStream_t s, size_t n) {
   cudaStreamEndCapture(s, &g);
 }
 
+// Stream-ordered allocation on the legacy stream is not recorded: the capture
+// prohibits it (measured: 900 in global and thread-local modes, also for
+// another non-capturing stream and for trimming a pool). A stream variable may
+// have joined the capture through an event, so only the legacy stream is
+// known to be outside it.
+void streamOrderedElsewhere(cudaStream_t s, cudaStream_t side, cudaMemPool_t pool,
+                            size_t n) {
+  cudaGraph_t g;
+  void *scratch = nullptr;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  cudaMallocAsync(&scratch, n, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMallocAsync' allocates or frees stream-ordered memory outside the capturing stream during CUDA graph capture: the call fails with cudaErrorStreamCaptureUnsupported (900){{.*}}pass the capturing stream{{.*}}(hazard: uncaptured-stream-alloc) [cudagraph-device-alloc]
+  cudaFreeAsync(scratch, cudaStreamLegacy);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaFreeAsync' allocates or frees stream-ordered memory outside the capturing stream{{.*}}(hazard: uncaptured-stream-alloc)
+  cudaMallocFromPoolAsync(&scratch, n, pool, s);
+  cudaFreeAsync(scratch, side);
+  cudaMemPoolTrimTo(pool, 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemPoolTrimTo' allocates or frees device memory{{.*}}(hazard: device-malloc)
+  cudaStreamEndCapture(s, &g);
+  cudaFreeAsync(scratch, 0);
+}
+
+// Relaxed mode allows them (measured).
+void streamOrderedRelaxed(cudaStream_t s, cudaMemPool_t pool, size_t n) {
+  cudaGraph_t g;
+  void *scratch = nullptr;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+  cudaMallocAsync(&scratch, n, 0);
+  cudaMemPoolTrimTo(pool, 0);
+  cudaStreamEndCapture(s, &g);
+}
+
 // Relaxed mode allows cudaMalloc, cudaMallocManaged, cudaMallocPitch and
 // cudaFree (measured); the forms not measured there are still reported.
 void relaxed(cudaStream_t s, float *old, size_t n) {

@@ -57,6 +57,10 @@ void launches(cudaStream_t s, float *x, int n) {
   scale<<<1, 32, 0, s>>>(x, n);
   cudaMemsetAsync(x, 0, n, s);
   cudaMemsetAsync(x, 0, n, cudaStreamPerThread);
+  // Stream-ordered allocation there fails instead (cudagraph-device-alloc).
+  void *tmp = nullptr;
+  cudaMallocAsync(&tmp, n, 0);
+  cudaFreeAsync(tmp, cudaStreamLegacy);
   cudaStreamEndCapture(s, &g);
   // Negative: after capture, the legacy stream is fine.
   scale<<<1, 32>>>(x, n);
@@ -153,8 +157,8 @@ DeviceState *stateFor(int device) {
   DeviceState *st = lookup(device);
   if (!st->ready) {
     void *p = nullptr;
-    cudaMallocAsync(&p, 1, 0);
-    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaMallocAsync' sends work to the legacy default stream
+    cudaMemsetAsync(p, 0, 1, 0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaMemsetAsync' sends work to the legacy default stream
     st->ready = true;
   }
   return st;
@@ -200,8 +204,8 @@ void submit(Session *session, int slot, bool fanOut) {
     session->stage(slot);
     if (fanOut) {
       void *p = nullptr;
-      cudaMallocAsync(&p, 64, 0);
-      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaMallocAsync' sends work to the legacy default stream
+      cudaMemsetAsync(p, 0, 64, 0);
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaMemsetAsync' sends work to the legacy default stream
     }
   }
 }
@@ -221,8 +225,8 @@ struct Engine {
   bool multi = false;
   bool fanOut() {
     void *p = nullptr;
-    return cudaMallocAsync(&p, 64, 0) == cudaSuccess;
-    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: 'cudaMallocAsync' sends work to the legacy default stream
+    return cudaMemsetAsync(p, 0, 64, 0) == cudaSuccess;
+    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: 'cudaMemsetAsync' sends work to the legacy default stream
   }
 };
 struct Runner {

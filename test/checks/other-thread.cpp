@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 static bool running = true;
+static cudaStream_t side_stream;
 
 void poll_progress(cudaEvent_t e) {
   while (running)
@@ -34,6 +35,8 @@ void watched_capture(cudaStream_t s, cudaEvent_t e) {
 void grow_pool(void **p) {
   cudaMalloc(p, 1 << 20);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMalloc' allocates or frees device memory on a thread that may run while a global-mode CUDA graph capture is open{{.*}}(hazard: device-malloc) [cudagraph-device-alloc]
+  cudaFreeAsync(*p, side_stream);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaFreeAsync' allocates or frees stream-ordered memory outside the capturing stream on a thread that may run while a global-mode CUDA graph capture is open{{.*}}(hazard: uncaptured-stream-alloc) [cudagraph-device-alloc]
   cudaMemcpy(*p, *p, 4, cudaMemcpyDeviceToDevice); // an eager copy: not the capture's business
   cudaStreamSynchronize(0);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host until a stream drains on a thread that may run while a global-mode CUDA graph capture is open{{.*}}or make the call after the capture ends (hazard: stream-synchronize) [cudagraph-host-sync]

@@ -384,3 +384,60 @@ at::Tensor torchIsolation(const at::Tensor &x) {
   graph.capture_end();
   return y;
 }
+
+// An event recorded on a capturing stream belongs to that capture: after the
+// capture ends, waiting on it, querying it or timing with it fails with
+// cudaErrorInvalidValue (measured in every mode, also after the graph ran),
+// until it is recorded again outside a capture.
+void timedCapture(cudaStream_t s, cudaEvent_t start, cudaEvent_t stop, float *x,
+                  int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(start, s);
+  scale<<<1, 32, 0, s>>>(x, n);
+  cudaEventRecord(stop, s);
+  cudaStreamEndCapture(s, &g);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, start, stop);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaEventElapsedTime' uses an event whose last record was made inside the capture, after the capture ended: the call fails with cudaErrorInvalidValue (1) in every capture mode{{.*}}record it with cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal) inside the capture, or record it again after the capture ends (hazard: capture-bound-event) [cudagraph-unjoined-fork]
+  // CHECK-MESSAGES: :[[@LINE-7]]:3: note: the event is last recorded here, on a capturing stream
+  // CHECK-MESSAGES: :[[@LINE-5]]:3: note: the capture ends here
+  // CHECK-MESSAGES: :[[@LINE-10]]:3: note: CUDA graph capture begins here (global mode)
+}
+
+// A fence kept in the object, recorded by a helper the region calls.
+struct Fence {
+  cudaEvent_t done;
+  void mark(cudaStream_t s) { cudaEventRecord(done, s); }
+  void capture(cudaStream_t s, float *x, int n) {
+    cudaGraph_t g;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    scale<<<1, 32, 0, s>>>(x, n);
+    mark(s);
+    cudaStreamEndCapture(s, &g);
+    if (cudaEventQuery(done) == cudaSuccess)
+      return;
+    // CHECK-MESSAGES: :[[@LINE-2]]:9: warning: 'cudaEventQuery' uses an event whose last record was made inside the capture{{.*}}(hazard: capture-bound-event)
+    // CHECK-MESSAGES: :[[@LINE-10]]:31: note: the event is last recorded here, on a capturing stream
+  }
+};
+
+// Not reported: an external record, a record again after the end, a fork
+// joined inside the capture and not used afterwards, and uses before the
+// capture.
+void externalRecord(cudaStream_t s, cudaStream_t side, cudaEvent_t ev,
+                    cudaEvent_t back, float *x, int n) {
+  cudaGraph_t g;
+  cudaEventSynchronize(back);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(back, s);
+  cudaStreamWaitEvent(side, back, 0);
+  scale<<<1, 32, 0, side>>>(x, n);
+  cudaEventRecord(back, side);
+  cudaStreamWaitEvent(s, back, 0);
+  cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal);
+  cudaStreamEndCapture(s, &g);
+  cudaEventSynchronize(ev);
+  cudaEventRecord(back, s);
+  cudaEventSynchronize(back);
+}

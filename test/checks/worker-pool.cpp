@@ -2,8 +2,9 @@
 // callables. A task that captures in global mode runs on several workers at
 // once, so the calls it makes outside its own region (the sync and destroy
 // after it launches the graph) meet another worker's open capture. Measured
-// on another thread during a global-mode capture: cudaStreamSynchronize and
-// cudaGraphExecDestroy fail with 900 (901 at that capture's end);
+// on another thread during a global-mode capture: cudaStreamSynchronize,
+// cudaGraphInstantiate and cudaGraphExecDestroy fail with 900 (901 at that
+// capture's end);
 // cudaGraphLaunch succeeds. Tasks the queue holds that do not capture run
 // in an order the analysis does not see and are not followed.
 // RUN: %check_cudagraph_tidy %s cudagraph-host-sync,cudagraph-device-alloc,cudagraph-capture-unsafe-call %t -- -- -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
@@ -47,21 +48,22 @@ private:
     cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
     cudaStreamEndCapture(s, &g);
     cudaGraphInstantiate(&e, g, 0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaGraphInstantiate' instantiates a graph on a thread that may run while a global-mode CUDA graph capture is open{{.*}}(hazard: graph-instantiate) [cudagraph-capture-unsafe-call]
     cudaGraphLaunch(e, s);
     cudaStreamSynchronize(s);
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamSynchronize' blocks the host until a stream drains on a thread that may run while a global-mode CUDA graph capture is open{{.*}}(hazard: stream-synchronize) [cudagraph-host-sync]
-    // CHECK-MESSAGES: :[[@LINE-20]]:41: note: 'GraphPool::captureAndRun' is called here on that thread
-    // CHECK-MESSAGES: :[[@LINE-13]]:7: note: the lambda runs on that thread
-    // CHECK-MESSAGES: :[[@LINE-28]]:41: note: 'GraphPool::serve' is called here on that thread
-    // CHECK-MESSAGES: :[[@LINE-29]]:29: note: a loop starts 'lambda' here on several threads: while one of them has its global-mode capture open, the calls the others make outside their own capture fail
-    // CHECK-MESSAGES: :[[@LINE-10]]:5: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE-21]]:41: note: 'GraphPool::captureAndRun' is called here on that thread
+    // CHECK-MESSAGES: :[[@LINE-14]]:7: note: the lambda runs on that thread
+    // CHECK-MESSAGES: :[[@LINE-29]]:41: note: 'GraphPool::serve' is called here on that thread
+    // CHECK-MESSAGES: :[[@LINE-30]]:29: note: a loop starts 'lambda' here on several threads: while one of them has its global-mode capture open, the calls the others make outside their own capture fail
+    // CHECK-MESSAGES: :[[@LINE-11]]:5: note: CUDA graph capture begins here (global mode)
     cudaGraphExecDestroy(e);
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaGraphExecDestroy' destroys an executable graph on a thread that may run while a global-mode CUDA graph capture is open{{.*}}(hazard: graph-exec-destroy) [cudagraph-capture-unsafe-call]
-    // CHECK-MESSAGES: :[[@LINE-27]]:41: note: 'GraphPool::captureAndRun' is called here on that thread
-    // CHECK-MESSAGES: :[[@LINE-20]]:7: note: the lambda runs on that thread
-    // CHECK-MESSAGES: :[[@LINE-35]]:41: note: 'GraphPool::serve' is called here on that thread
-    // CHECK-MESSAGES: :[[@LINE-36]]:29: note: a loop starts 'lambda' here on several threads: while one of them has its global-mode capture open, the calls the others make outside their own capture fail
-    // CHECK-MESSAGES: :[[@LINE-17]]:5: note: CUDA graph capture begins here (global mode)
+    // CHECK-MESSAGES: :[[@LINE-28]]:41: note: 'GraphPool::captureAndRun' is called here on that thread
+    // CHECK-MESSAGES: :[[@LINE-21]]:7: note: the lambda runs on that thread
+    // CHECK-MESSAGES: :[[@LINE-36]]:41: note: 'GraphPool::serve' is called here on that thread
+    // CHECK-MESSAGES: :[[@LINE-37]]:29: note: a loop starts 'lambda' here on several threads: while one of them has its global-mode capture open, the calls the others make outside their own capture fail
+    // CHECK-MESSAGES: :[[@LINE-18]]:5: note: CUDA graph capture begins here (global mode)
     cudaGraphDestroy(g);
   }
   std::vector<std::thread> workers_;
