@@ -761,9 +761,10 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
     Frame &Top = Walk.Frames.front();
     std::set<Handle> Rerecorded;
     // Calls after the end, in source order, outside any capture.
-    for (const CallSite &Site : Analysis.flows().callsIn(Flow.Function)) {
-      if (Captured.empty() || End.isInvalid())
-        break;
+    llvm::ArrayRef<CallSite> After;
+    if (!Captured.empty() && End.isValid())
+      After = Analysis.flows().callsIn(Flow.Function);
+    for (const CallSite &Site : After) {
       const auto *Call = dyn_cast_or_null<CallExpr>(Site.S);
       if (!Call || Site.K != CallSite::Kind::Call ||
           !SM.isBeforeInTranslationUnit(End, SM.getExpansionLoc(Site.Loc)))
@@ -776,7 +777,7 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
       if (!State || llvm::any_of(State->Roots, [&](const RegionRoot *R) {
             return R != &Root;
           }))
-        break; // another capture: what it does with the event is not judged
+        break;
       if (Walk.roleOf(Site.Callee) == ApiRole::Record &&
           Call->getNumArgs() >= 1) {
         const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
