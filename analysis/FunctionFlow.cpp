@@ -1141,4 +1141,59 @@ const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
   return Flow;
 }
 
+namespace {
+/// The answers of capture-status tests the paths to a block carry.
+struct ArmState {
+  unsigned char Bits = 0;
+  bool join(const ArmState &Other) {
+    unsigned char Joined = Bits | Other.Bits;
+    bool Changed = Joined != Bits;
+    Bits = Joined;
+    return Changed;
+  }
+};
+} // namespace
+
+const StatusArms *FlowEngine::statusArms(const FunctionDecl *Def) {
+  if (auto It = ArmsCache.find(Def); It != ArmsCache.end())
+    return It->second.get();
+  std::unique_ptr<StatusArms> &Slot = ArmsCache[Def];
+  if (!Def->hasBody() || !hasCaptureTests(Def))
+    return nullptr;
+  std::unique_ptr<CFG> Cfg = buildCFG(Def, Ctx);
+  if (!Cfg)
+    return nullptr;
+  std::vector<CaptureTest> BlockTests(Cfg->getNumBlockIDs(),
+                                      CaptureTest::Unknown);
+  for (const CFGBlock *B : *Cfg)
+    if (const Expr *Cond = effectiveCondition(*B))
+      BlockTests[B->getBlockID()] = Tests.classify(Cond, Def->getBody());
+  auto In = solveForward<ArmState>(
+      *Cfg, ArmState{StatusArms::Untested},
+      [](const CFGBlock &, const ArmState &S) { return S; },
+      [&](const CFGBlock &From, const CFGBlock &To, unsigned Succ,
+          const ArmState &Out) -> std::optional<ArmState> {
+        CaptureTest T = BlockTests[From.getBlockID()];
+        if (T == CaptureTest::Unknown || Succ > 1)
+          return Out;
+        const CFGBlock *Other =
+            (From.succ_begin() + (1 - Succ))->getReachableBlock();
+        if (Other == &To)
+          return Out; // both edges lead here: nothing is learned
+        bool Capturing = (T == CaptureTest::TrueWhenCapturing) == (Succ == 0);
+        return ArmState{Capturing ? StatusArms::Capturing
+                                  : StatusArms::NotCapturing};
+      });
+  Slot = std::make_unique<StatusArms>();
+  for (const CFGBlock *B : *Cfg) {
+    const std::optional<ArmState> &S = In[B->getBlockID()];
+    if (!S)
+      continue;
+    for (const CFGElement &Elem : *B)
+      if (auto CS = Elem.getAs<CFGStmt>())
+        Slot->At.try_emplace(CS->getStmt(), S->Bits);
+  }
+  return Slot.get();
+}
+
 } // namespace clang::cudagraph

@@ -126,6 +126,20 @@ struct FunctionFlow {
   const CaptureState *stateAt(const Stmt *S) const;
 };
 
+/// What a function's own capture-status tests say at its statements: the
+/// answers the paths reaching each statement carry. A path carries the
+/// answer of the last status test it passed (`if (capturing) ...`,
+/// `if (!isCapturing || !mixing) ...` on its first operand), or none.
+struct StatusArms {
+  enum : unsigned char { Capturing = 1, NotCapturing = 2, Untested = 4 };
+  llvm::DenseMap<const Stmt *, unsigned char> At;
+  /// The answers of the paths reaching \p S (0: not a statement here).
+  unsigned char at(const Stmt *S) const {
+    auto It = At.find(S);
+    return It == At.end() ? 0 : It->second;
+  }
+};
+
 struct FunctionSummary {
   /// Begin: leaves a capture open; End: ends a capture it did not begin.
   CaptureEvent Event = CaptureEvent::None;
@@ -163,6 +177,9 @@ public:
   llvm::ArrayRef<CallSite> callsIn(const FunctionDecl *FD);
   /// What \p FD's boolean result says about capture.
   CaptureTest returnedTest(const FunctionDecl *FD);
+  /// What \p Def's capture-status tests say at its statements; null when
+  /// it tests nothing (or has no CFG).
+  const StatusArms *statusArms(const FunctionDecl *Def);
   /// A call of \p FD fails in every capture mode (a host synchronization).
   bool alwaysFails(const FunctionDecl *FD);
   /// Whether \p D (a global variable or a field) records open captures: a
@@ -213,6 +230,7 @@ private:
   llvm::DenseMap<const FunctionDecl *, FunctionSummary> SummaryCache;
   llvm::DenseMap<const VarDecl *, bool> HolderCache;
   llvm::DenseMap<const FunctionDecl *, bool> FailsCache;
+  llvm::DenseMap<const FunctionDecl *, std::unique_ptr<StatusArms>> ArmsCache;
   std::map<std::tuple<const FunctionDecl *, unsigned, std::string>,
            std::unique_ptr<FunctionFlow>>
       Flows;

@@ -88,6 +88,7 @@ constexpr HazardKind LeftOpen = HazardKind::LeftOpen;
 constexpr HazardKind StreamFork = HazardKind::StreamFork;
 constexpr HazardKind UncapturedWait = HazardKind::UncapturedWait;
 constexpr HazardKind CapturedEvent = HazardKind::CapturedEvent;
+constexpr HazardKind EagerEventRecord = HazardKind::EagerEventRecord;
 constexpr HazardKind FrozenState = HazardKind::FrozenState;
 constexpr HazardKind RuntimeOnly = HazardKind::RuntimeOnly;
 constexpr bool None = false;

@@ -48,6 +48,7 @@ enum class HazardKind {
   StreamFork,
   UncapturedWait,
   CapturedEvent,
+  EagerEventRecord,
   FrozenState,
   RuntimeOnly
 };

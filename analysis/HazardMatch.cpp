@@ -981,6 +981,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::StreamFork:     // judged by the check (stream dataflow)
   case HazardKind::UncapturedWait:
   case HazardKind::CapturedEvent:
+  case HazardKind::EagerEventRecord:
   case HazardKind::FrozenState: // judged by the check (a dataflow)
   case HazardKind::RuntimeOnly:
     break;

@@ -196,7 +196,8 @@ bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
   StringRef During = H.Kind == HazardKind::LeftOpen ||
                              H.Kind == HazardKind::DefaultStreamBegin ||
                              H.Kind == HazardKind::FrozenState ||
-                             H.Kind == HazardKind::CapturedEvent
+                             H.Kind == HazardKind::CapturedEvent ||
+                             H.Kind == HazardKind::EagerEventRecord
                          ? ""
                          : " during CUDA graph capture";
   auto D = diag(Loc, "%0 %1%2: %3; %4 (hazard: %5)")

@@ -112,6 +112,8 @@ UnjoinedForkCheck::UnjoinedForkCheck(StringRef Name, ClangTidyContext *Context)
       Isolation = &H;
     else if (H.Kind == HazardKind::CapturedEvent)
       Bound = &H;
+    else if (H.Kind == HazardKind::EagerEventRecord)
+      EagerRecord = &H;
   }
 }
 
@@ -558,7 +560,8 @@ private:
 };
 
 void UnjoinedForkCheck::checkCapture(CaptureAnalysis &Analysis) {
-  if (!Fork && !Isolation && !Bound)
+  RegionRecords.clear();
+  if (!Fork && !Isolation && !Bound && !EagerRecord)
     return;
   for (const RegionRoot &Root : Analysis.flows().roots()) {
     if (!Root.Owner || !Root.Call || !Analysis.isUserLocation(Root.Loc) ||
@@ -571,6 +574,8 @@ void UnjoinedForkCheck::checkCapture(CaptureAnalysis &Analysis) {
       continue;
     checkRegion(Analysis, Root, Analysis.flows().flow(Owner, false));
   }
+  if (EagerRecord)
+    checkEagerEvents(Analysis);
 }
 
 /// The event argument(s) of an eager use of an event: a wait, a query, a
@@ -592,6 +597,38 @@ static llvm::SmallVector<const Expr *, 2> eventUses(CaptureAnalysis &Analysis,
       N >= 3)
     return {Call->getArg(1), Call->getArg(2)};
   return {};
+}
+
+/// The storage of an event an object or the program keeps (a field, a
+/// global, a static local) named directly; null for locals, parameters and
+/// elements of containers.
+static const Decl *keptEvent(const Expr *E) {
+  if (!E)
+    return nullptr;
+  const Expr *Bare = E->IgnoreParenImpCasts();
+  if (!isa<MemberExpr>(Bare) && !isa<DeclRefExpr>(Bare))
+    return nullptr;
+  const Decl *D = storageOf(Bare);
+  if (const auto *VD = dyn_cast_or_null<VarDecl>(D))
+    return VD->hasGlobalStorage() ? VD : nullptr;
+  return dyn_cast_or_null<FieldDecl>(D);
+}
+
+/// The event a record binds to a capture when made on a capturing stream:
+/// `cudaEventRecord(e, s)`, `cudaEventRecordWithFlags(e, s, 0)`,
+/// `cuEventRecord(e, s)`. Null for an external record, flags not known, or
+/// libtorch's CUDAEvent (it picks its flags itself).
+static const Expr *plainRecordedEvent(CaptureAnalysis &Analysis,
+                                      const CallExpr *Call) {
+  if (isa<CXXMemberCallExpr>(Call) || Call->getNumArgs() < 2)
+    return nullptr;
+  if (Call->getNumArgs() >= 3) {
+    Expr::EvalResult Flags;
+    if (!Call->getArg(2)->EvaluateAsInt(Flags, Analysis.context()) ||
+        Flags.Val.getInt() != 0)
+      return nullptr;
+  }
+  return Call->getArg(0);
 }
 
 static bool inRegion(const CaptureState *State, const RegionRoot &Root) {
@@ -742,6 +779,13 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
       addChainNotes(Analysis, nullptr, &Root);
     }
 
+  // Events kept in objects or globals that this capture binds, for
+  // checkEagerEvents.
+  for (const Op &R : Walk.Ops)
+    if (R.K == Op::Record && !R.External && InCapture.count(R.Stream))
+      if (const Decl *Event = keptEvent(R.Call->getArg(0)))
+        RegionRecords.push_back({Event, R.Call, R.In->Function, &Root});
+
   if (Bound) {
     // Measured: an event recorded on a capturing stream without
     // cudaEventRecordExternal fails every host wait, query, timing and eager
@@ -879,5 +923,132 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
   }
 }
 
+
+void UnjoinedForkCheck::checkEagerEvents(CaptureAnalysis &Analysis) {
+  RegionWalk Names(Analysis);
+  struct Use {
+    const CallExpr *Call;
+    const FunctionDecl *Function;
+    bool Tested; // the function's own test says no capture is open here
+  };
+  struct Record {
+    const CallExpr *Call;
+    const FunctionDecl *Function;
+    const RegionRoot *Root; // null: a status test says it is capturing
+  };
+  std::map<const Decl *, std::vector<Record>> Captured;
+  std::map<const Decl *, std::vector<Use>> Uses;
+  std::set<const Decl *> RecordedEagerly;
+  for (const RegionRecord &R : RegionRecords)
+    Captured[R.Event].push_back({R.Call, R.Function, R.Root});
+
+  auto RunsCaptured = [&](const FunctionDecl *FD, const Stmt *S) {
+    std::optional<CaptureContext> Ctx = Analysis.contextOf(FD, S);
+    return Ctx && !Ctx->StreamGuarded;
+  };
+  for (const FunctionDecl *FD : Analysis.userFunctions()) {
+    const StatusArms *Arms = Analysis.flows().statusArms(FD);
+    auto ArmsAt = [&](const Stmt *S) -> unsigned char {
+      unsigned char Bits = Arms ? Arms->at(S) : 0;
+      return Bits ? Bits : StatusArms::Untested;
+    };
+    // Events this function records before the call being looked at, on a
+    // path where no capture is known to be open.
+    std::set<const Decl *> RecordedHere;
+    for (const CallSite &Site : Analysis.flows().callsIn(FD)) {
+      const auto *Call = dyn_cast_or_null<CallExpr>(Site.S);
+      if (!Call || Site.K != CallSite::Kind::Call)
+        continue;
+      if (Names.roleOf(Site.Callee) == ApiRole::Record) {
+        const Decl *Event = keptEvent(plainRecordedEvent(Analysis, Call));
+        if (!Event) {
+          // An external record, or one through libtorch's CUDAEvent: the
+          // event stays usable outside capture either way.
+          const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+          if (const Decl *Any = keptEvent(
+                  MC ? MC->getImplicitObjectArgument()
+                     : (Call->getNumArgs() ? Call->getArg(0) : nullptr))) {
+            RecordedHere.insert(Any);
+            RecordedEagerly.insert(Any);
+          }
+          continue;
+        }
+        unsigned char Bits = ArmsAt(Call);
+        bool InRegion = RunsCaptured(FD, Call);
+        if ((Bits & StatusArms::Capturing) && !InRegion)
+          Captured[Event].push_back({Call, FD, nullptr});
+        if ((Bits & (StatusArms::NotCapturing | StatusArms::Untested)) &&
+            !InRegion) {
+          RecordedHere.insert(Event);
+          RecordedEagerly.insert(Event);
+        }
+        continue;
+      }
+      for (const Expr *Arg : eventUses(Analysis, Call)) {
+        const Decl *Event = keptEvent(Arg);
+        if (!Event || RecordedHere.count(Event) || RunsCaptured(FD, Call))
+          continue;
+        // A stream wait with cudaEventWaitExternal, or flags not known, is
+        // meant for a capture.
+        StringRef Name =
+            stripCudaApiSuffix(Analysis.code().nameOf(Call->getDirectCallee()));
+        if (Name.ends_with("StreamWaitEvent") && Call->getNumArgs() >= 3) {
+          Expr::EvalResult Flags;
+          if (!Call->getArg(2)->EvaluateAsInt(Flags, Analysis.context()) ||
+              Flags.Val.getInt() != 0)
+            continue;
+        }
+        // A use the function's own test puts inside a capture.
+        unsigned char Bits = ArmsAt(Call);
+        if (!(Bits & (StatusArms::NotCapturing | StatusArms::Untested)))
+          continue;
+        Uses[Event].push_back(
+            {Call, FD, (Bits & StatusArms::NotCapturing) != 0});
+      }
+    }
+  }
+
+  for (auto &[Event, Records] : Captured) {
+    auto UsesIt = Uses.find(Event);
+    if (UsesIt == Uses.end())
+      continue;
+    bool OnlyCaptured = !RecordedEagerly.count(Event);
+    for (const Record &R : Records) {
+      // A use the code itself runs outside capture; or, when nothing
+      // records the event outside a capture, any use in another function.
+      const Use *Found = nullptr;
+      // In the function holding the begin, uses after the end are
+      // capture-bound-event's.
+      const FunctionDecl *Owner =
+          R.Root && R.Root->Owner ? definitionOf(R.Root->Owner) : nullptr;
+      for (const Use &U : UsesIt->second)
+        if (U.Function != R.Function && U.Function != Owner &&
+            (U.Tested || OnlyCaptured)) {
+          Found = &U;
+          break;
+        }
+      if (!Found)
+        continue;
+      SourceLocation Loc = Analysis.visibleLoc(R.Call->getBeginLoc());
+      if (!Analysis.isUserLocation(Loc) ||
+          !reportHazard(Analysis, *EagerRecord, Loc, R.Call->getSourceRange(),
+                        "'" + displayName(R.Call->getDirectCallee()) + "'",
+                        R.Function, nullptr, R.Root))
+        continue;
+      diag(Analysis.visibleLoc(Found->Call->getBeginLoc()),
+           Found->Tested
+               ? "'%0' uses the event here, in '%1', where its capture-status "
+                 "test says no capture is open"
+               : "'%0' uses the event here, in '%1'; nothing records it "
+                 "outside a capture",
+           DiagnosticIDs::Note)
+          << displayName(Found->Call->getDirectCallee())
+          << displayName(Found->Function);
+      if (R.Root)
+        addChainNotes(Analysis, nullptr, R.Root);
+      break;
+    }
+  }
+}
 
 } // namespace clang::tidy::cudagraph

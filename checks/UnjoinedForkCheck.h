@@ -14,6 +14,15 @@
 // are in the capture, and each of them must reach the capturing stream back.
 // A region with a record or wait whose stream or event cannot be named, or
 // that hands events to code the check cannot see, is not judged.
+//
+// Events bound to a capture: an event recorded on a capturing stream without
+// cudaEventRecordExternal fails every later host wait, query, timing and
+// eager stream wait (cudaErrorInvalidValue) until recorded again outside a
+// capture. Reported at the use after the end in the function holding the
+// begin, and, for an event kept in an object or a global, at a record made
+// under capture (in a region, or where the function's own status test says
+// it is capturing) when another function uses it where its own status test
+// says no capture is open, without recording it first.
 // For the user-facing documentation see docs/checks/unjoined-fork.md.
 //
 //===----------------------------------------------------------------------===//
@@ -36,10 +45,23 @@ private:
   class RegionWalk;
   void checkRegion(CaptureAnalysis &Analysis, const RegionRoot &Root,
                    const FunctionFlow &Flow);
+  /// Events kept in objects or globals, recorded under capture and used
+  /// where the code knows no capture is open.
+  void checkEagerEvents(CaptureAnalysis &Analysis);
+
+  /// A record of a field or global event on a capturing stream of a region.
+  struct RegionRecord {
+    const Decl *Event;
+    const CallExpr *Call;
+    const FunctionDecl *Function;
+    const RegionRoot *Root;
+  };
+  std::vector<RegionRecord> RegionRecords;
 
   const Hazard *Fork = nullptr;
   const Hazard *Isolation = nullptr;
   const Hazard *Bound = nullptr;
+  const Hazard *EagerRecord = nullptr;
   const std::vector<Hazard> Hazards;
 };
 

@@ -65,6 +65,12 @@ def names_cell(h):
         return ("`cudaEventSynchronize`, `cudaEventQuery`, `cudaEventElapsedTime` or "
                 "`cudaStreamWaitEvent` after a capture ends, on an event last recorded "
                 "(without `cudaEventRecordExternal`) on a capturing stream in that capture")
+    if h["kind"] == "EagerEventRecord":
+        return ("`cudaEventRecord` (without `cudaEventRecordExternal`) of an event kept in an "
+                "object or a global, where the function's own capture-status test says its stream "
+                "is capturing (or on a capturing stream of a region), when another function "
+                "synchronizes, queries, times or waits on it where its own test says no capture "
+                "is open")
     if h["kind"] == "UncapturedWait":
         return ("a wait of a capturing stream on an event recorded only before the begin")
     if h["kind"] == "FrozenState" and h["id"] == "reassigned-static-input":

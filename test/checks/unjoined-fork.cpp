@@ -422,6 +422,117 @@ struct Fence {
   }
 };
 
+// An ordering fence kept in the object: recorded on the caller's stream
+// whether or not it is capturing (the status test passes the capturing case
+// on), and waited on by the next call where the test says no capture is
+// open. After a capture the wait fails: the last record was captured.
+struct StatusInfo {
+  cudaStreamCaptureStatus status;
+  unsigned long long id;
+};
+StatusInfo statusOf(cudaStream_t s) {
+  StatusInfo info{};
+  cudaStreamGetCaptureInfo(s, &info.status, &info.id);
+  return info;
+}
+struct OrderedFence {
+  cudaEvent_t fence_;
+  bool mixing_;
+  void acquire(cudaStream_t s, const StatusInfo &info) {
+    const bool capturing = info.status == cudaStreamCaptureStatusActive;
+    if (!capturing) {
+      cudaEventSynchronize(fence_);
+      return;
+    }
+  }
+  void release(cudaStream_t s, const StatusInfo &info) {
+    const bool capturing = info.status == cudaStreamCaptureStatusActive;
+    if (!capturing || !mixing_)
+      cudaEventRecord(fence_, s);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaEventRecord' records into the capture an event that code outside capture waits on: after the capture ends, that wait, query or timing fails with cudaErrorInvalidValue (1) in every capture mode{{.*}}; record it with cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal), or record a separate event inside the capture (hazard: eager-event-recorded-in-capture) [cudagraph-unjoined-fork]
+    // CHECK-MESSAGES: :[[@LINE-9]]:7: note: 'cudaEventSynchronize' uses the event here, in 'OrderedFence::acquire', where its capture-status test says no capture is open
+    else
+      cudaEventRecordWithFlags(fence_, s, cudaEventRecordExternal);
+  }
+};
+
+// A timing pair kept in the object, recorded only inside a capture and read
+// by another method: nothing records it outside a capture.
+struct TimedGraph {
+  cudaEvent_t start_, stop_;
+  cudaGraph_t graph_;
+  void capture(cudaStream_t s, float *x, int n) {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cudaEventRecord(start_, s);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaEventRecord' records into the capture an event that code outside capture waits on{{.*}}(hazard: eager-event-recorded-in-capture)
+    // CHECK-MESSAGES: :[[@LINE+9]]:5: note: 'cudaEventElapsedTime' uses the event here, in 'TimedGraph::elapsed'; nothing records it outside a capture
+    // CHECK-MESSAGES: :[[@LINE-4]]:5: note: CUDA graph capture begins here (global mode)
+    scale<<<1, 32, 0, s>>>(x, n);
+    cudaEventRecord(stop_, s);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaEventRecord' records into the capture an event that code outside capture waits on{{.*}}(hazard: eager-event-recorded-in-capture)
+    cudaStreamEndCapture(s, &graph_);
+  }
+  float elapsed() {
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start_, stop_);
+    return ms;
+  }
+};
+
+// Not reported: the use records the event first; a record kept out of the
+// capture by the test; a separate fence for the capture, used only there; an
+// object that also records its event eagerly, read by a method without a
+// status test.
+struct RecordsFirst {
+  cudaEvent_t ev_;
+  void produce(cudaStream_t s) {
+    cudaStreamCaptureStatus st;
+    cudaStreamIsCapturing(s, &st);
+    if (st == cudaStreamCaptureStatusActive)
+      cudaEventRecord(ev_, s);
+  }
+  void consume(cudaStream_t s) {
+    cudaStreamCaptureStatus st;
+    cudaStreamIsCapturing(s, &st);
+    if (st != cudaStreamCaptureStatusNone)
+      return;
+    cudaEventRecord(ev_, s);
+    cudaEventSynchronize(ev_);
+  }
+};
+struct SeparateFence {
+  cudaEvent_t eager_, captured_;
+  void acquire(cudaStream_t s, const StatusInfo &info) {
+    if (info.status == cudaStreamCaptureStatusActive)
+      cudaStreamWaitEvent(s, captured_, 0);
+    else
+      cudaEventSynchronize(eager_);
+  }
+  void release(cudaStream_t s, const StatusInfo &info) {
+    if (info.status == cudaStreamCaptureStatusActive)
+      cudaEventRecord(captured_, s);
+    else
+      cudaEventRecord(eager_, s);
+  }
+};
+struct AlsoEager {
+  cudaEvent_t done_;
+  cudaGraph_t graph_;
+  void capture(cudaStream_t s, float *x, int n) {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    scale<<<1, 32, 0, s>>>(x, n);
+    cudaEventRecord(done_, s);
+    cudaStreamEndCapture(s, &graph_);
+  }
+  void replay(cudaStream_t s) {
+    cudaGraphExec_t exec;
+    cudaGraphInstantiate(&exec, graph_, 0);
+    cudaGraphLaunch(exec, s);
+    cudaEventRecord(done_, s);
+  }
+  void wait() { cudaEventSynchronize(done_); }
+};
+
 // Not reported: an external record, a record again after the end, a fork
 // joined inside the capture and not used afterwards, and uses before the
 // capture.
