@@ -711,6 +711,92 @@ bool CaptureAnalysis::choosesSafeForm(const CapturedSite &Site,
                                Site.Values);
 }
 
+bool CaptureAnalysis::isIsolatedStream(const Decl *D) {
+  if (!D)
+    return false;
+  if (!StreamUses) {
+    StreamUses.emplace();
+    auto &[Created, Joinable] = *StreamUses;
+    auto StreamStorage = [](const Expr *E) -> const Decl * {
+      if (!E)
+        return nullptr;
+      const Expr *Bare = E->IgnoreParenImpCasts();
+      if (const auto *UO = dyn_cast<UnaryOperator>(Bare);
+          UO && UO->getOpcode() == UO_AddrOf)
+        Bare = UO->getSubExpr()->IgnoreParenImpCasts();
+      if (!isa<DeclRefExpr>(Bare) && !isa<MemberExpr>(Bare) &&
+          !isa<ArraySubscriptExpr>(Bare))
+        return nullptr;
+      const auto *VD = dyn_cast_or_null<ValueDecl>(storageOf(Bare));
+      return VD && isStreamType(VD->getType()) ? VD : nullptr;
+    };
+    auto Visit = [&](const Stmt *S, auto &&Self) -> void {
+      if (!S)
+        return;
+      if (const auto *Call = dyn_cast<CallExpr>(S)) {
+        const FunctionDecl *Callee = Call->getDirectCallee();
+        StringRef Name =
+            Callee ? stripCudaApiSuffix(Code.nameOf(Callee)) : StringRef();
+        // The runtime and driver, their libraries, NCCL, and the launch
+        // configuration of `<<<..., stream>>>`.
+        bool Api = Name.starts_with("cu") || Name.starts_with("nccl") ||
+                   Name.starts_with("__cuda");
+        bool Creates = Name.starts_with("cudaStreamCreate") ||
+                       Name.starts_with("cuStreamCreate");
+        bool Joins = Name == "cudaStreamWaitEvent" ||
+                     Name == "cuStreamWaitEvent" ||
+                     (Callee && Flows->eventOf(Callee) == CaptureEvent::Begin);
+        for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
+          const Decl *Stream = StreamStorage(Call->getArg(I));
+          if (!Stream)
+            continue;
+          if (Creates && I == 0)
+            Created.insert(Stream);
+          else if (!Api || (Joins && I == 0) ||
+                   isa<UnaryOperator>(Call->getArg(I)->IgnoreParenImpCasts()))
+            Joinable.insert(Stream);
+        }
+      } else if (const auto *Construct = dyn_cast<CXXConstructExpr>(S)) {
+        for (const Expr *Arg : Construct->arguments())
+          if (const Decl *Stream = StreamStorage(Arg))
+            Joinable.insert(Stream); // a guard or wrapper may do anything
+      } else if (const auto *BO = dyn_cast<BinaryOperator>(S);
+                 BO && BO->isAssignmentOp()) {
+        if (const Decl *Stream = StreamStorage(BO->getLHS()))
+          Joinable.insert(Stream);
+      } else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+        for (const Decl *Member : DS->decls())
+          if (const auto *VD = dyn_cast<VarDecl>(Member);
+              VD && isStreamType(VD->getType()) && VD->getInit() &&
+              !VD->getInit()->IgnoreParenImpCasts()->isNullPointerConstant(
+                  Ctx, Expr::NPC_ValueDependentIsNotNull))
+            Joinable.insert(VD->getCanonicalDecl());
+      } else if (const auto *Lambda = dyn_cast<LambdaExpr>(S)) {
+        for (const LambdaCapture &C : Lambda->captures())
+          if (C.capturesVariable() && C.getCaptureKind() == LCK_ByRef)
+            if (const auto *VD = dyn_cast<VarDecl>(C.getCapturedVar());
+                VD && isStreamType(VD->getType()))
+              Joinable.insert(VD->getCanonicalDecl());
+      }
+      for (const Stmt *Child : S->children())
+        Self(Child, Self);
+    };
+    for (const FunctionDecl *FD : UserFunctions) {
+      Visit(FD->getBody(), Visit);
+      if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD))
+        for (const CXXCtorInitializer *Init : Ctor->inits())
+          if (const FieldDecl *Field = Init->getMember();
+              Field && isStreamType(Field->getType()) && Init->getInit() &&
+              !isa<ImplicitValueInitExpr>(Init->getInit()) &&
+              !Init->getInit()->IgnoreParenImpCasts()->isNullPointerConstant(
+                  Ctx, Expr::NPC_ValueDependentIsNotNull))
+            Joinable.insert(Field->getCanonicalDecl());
+    }
+  }
+  const Decl *Key = D->getCanonicalDecl();
+  return StreamUses->first.contains(Key) && !StreamUses->second.contains(Key);
+}
+
 bool CaptureAnalysis::isLibtorchCode(const FunctionDecl *FD) {
   if (!FD)
     return false;

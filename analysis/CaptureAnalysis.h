@@ -203,6 +203,12 @@ public:
   /// CaptureSafeFunctions option or the cudagraph::capture_safe annotation):
   /// calls into it are not followed.
   bool isCaptureSafe(const FunctionDecl *FD);
+  /// Whether \p D, a stream variable or field, is a stream no capture of
+  /// this unit includes: the unit creates it (`cudaStreamCreate*(&d, ...)`,
+  /// `cuStreamCreate*`) and nothing else writes it; it is never made to wait
+  /// on an event nor given to a begin; and it is passed only to CUDA,
+  /// library and NCCL APIs (not to functions that could do either).
+  bool isIsolatedStream(const Decl *D);
 
 private:
   CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts);
@@ -263,6 +269,11 @@ private:
   /// is a member (set: a capture never runs on stream 0).
   const Bindings &beganUnder(const RegionRoot *Root);
   llvm::DenseMap<const RegionRoot *, Bindings> BeganUnderMemo;
+  /// Streams the unit creates, and those it may join to a capture or
+  /// write otherwise (isIsolatedStream), found on first use.
+  std::optional<std::pair<llvm::DenseSet<const Decl *>,
+                          llvm::DenseSet<const Decl *>>>
+      StreamUses;
   void pushSite(const CapturedSite &Site);
   /// Whether the function holding \p Root's begin (or the begin wrapper)
   /// calls \p Def before the capture begins.

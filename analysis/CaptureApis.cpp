@@ -164,7 +164,7 @@ const ValueDecl *globalOrField(const Expr *E) {
 /// The variable or field an lvalue expression denotes: `x`, `a.b.c` (c),
 /// `p->f` (f), `v[i]`, `m[k]` (v, m). A pointee (`*p`, a method called
 /// through `p->`) denotes none.
-static bool isStreamType(QualType T) {
+bool isStreamType(QualType T) {
   T = T.getNonReferenceType().getCanonicalType();
   if (!T->isPointerType())
     return false;

@@ -96,6 +96,10 @@ private:
 
 CaptureTest flip(CaptureTest T);
 
+/// Whether \p T is a CUDA stream handle (cudaStream_t, CUstream), or a
+/// reference to one.
+bool isStreamType(QualType T);
+
 /// The argument of \p Call passed to a stream parameter (cudaStream_t,
 /// CUstream), the stream of a `<<<...>>>` launch, or null.
 const Expr *streamArgument(const CallExpr *Call);

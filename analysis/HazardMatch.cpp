@@ -433,6 +433,30 @@ struct HostScope {
 };
 } // namespace
 
+/// Whether \p E names a stream no capture of the unit includes: a variable or
+/// field MatchContext::IsolatedStream accepts, or a parameter every call on
+/// the chain passes one for.
+static bool isolatedStream(const Expr *E, const MatchContext &Where,
+                           unsigned Level = 0, unsigned Depth = 0) {
+  if (!E || !Where.IsolatedStream || Depth > 8)
+    return false;
+  const Expr *Bare = E->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Bare))
+    if (const auto *P = dyn_cast<ParmVarDecl>(DRE->getDecl())) {
+      llvm::SmallVector<PassedArgument, 2> Passed;
+      if (!Where.Arguments || Level == NoLevel ||
+          !Where.Arguments(P, Level, Passed) || Passed.empty())
+        return false;
+      return llvm::all_of(Passed, [&](const PassedArgument &A) {
+        return isolatedStream(A.Arg, Where, A.Level, Depth + 1);
+      });
+    }
+  if (!isa<DeclRefExpr>(Bare) && !isa<MemberExpr>(Bare))
+    return false; // an element of an array may be any of them
+  const Decl *D = storageOf(Bare);
+  return D && Where.IsolatedStream(D);
+}
+
 /// Whether \p E is known to be a tensor in host memory: the result of cpu()
 /// or to(kCPU), a factory call whose arguments name the CPU or no device at
 /// all (the default device is the CPU), a local variable initialized so, a
@@ -960,10 +984,13 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
     // Another thread records nothing whatever stream it names; on the
     // capturing thread the legacy stream is the one stream known not to be
     // in the capture (others may join it through events).
+    // A stream the unit creates and never joins to a capture is outside it
+    // too.
     return Call && H.Names.matches(stripCudaApiSuffix(Code.nameOf(FD))) &&
            (Where.OtherThread ||
             isLegacyStream(streamValue(streamArgument(Call), FD->getASTContext()),
-                           Where.PerThreadDefaultStream));
+                           Where.PerThreadDefaultStream) ||
+            isolatedStream(streamArgument(Call), Where));
   case HazardKind::ThrustPolicy:
     return H.Names.matches(Code.nameOf(FD)) &&
            !(Call && passesCaptureSafePolicy(Call));

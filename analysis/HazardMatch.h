@@ -47,6 +47,9 @@ struct MatchContext {
   bool OtherThread = false;
   /// The calls that led here, for what a parameter holds (may be empty).
   ArgumentsFn Arguments;
+  /// Whether a stream variable or field is one no capture of the unit
+  /// includes (may be empty: none known).
+  std::function<bool(const Decl *)> IsolatedStream;
 };
 
 /// What a stream argument names.

@@ -34,6 +34,9 @@ void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
 void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
                                const CapturedSite &Site, bool OtherThread) {
   MatchContext Where = matchContextOf(Site);
+  Where.IsolatedStream = [&Analysis](const Decl *D) {
+    return Analysis.isIsolatedStream(D);
+  };
   const Hazard *H = matchHazard(Analysis.code(), Hazards, Site.Site, Where);
   if (!H || Analysis.choosesSafeForm(Site, *H))
     return;

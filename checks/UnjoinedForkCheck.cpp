@@ -947,9 +947,12 @@ void UnjoinedForkCheck::checkEagerEvents(CaptureAnalysis &Analysis) {
     return Ctx && !Ctx->StreamGuarded;
   };
   for (const FunctionDecl *FD : Analysis.userFunctions()) {
-    const StatusArms *Arms = Analysis.flows().statusArms(FD);
+    // Built only for functions that record or use an event.
+    std::optional<const StatusArms *> Arms;
     auto ArmsAt = [&](const Stmt *S) -> unsigned char {
-      unsigned char Bits = Arms ? Arms->at(S) : 0;
+      if (!Arms)
+        Arms = Analysis.flows().statusArms(FD);
+      unsigned char Bits = *Arms ? (*Arms)->at(S) : 0;
       return Bits ? Bits : StatusArms::Untested;
     };
     // Events this function records before the call being looked at, on a

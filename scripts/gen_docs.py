@@ -51,6 +51,7 @@ def names_cell(h):
                                               if exc else ""))
     if h["kind"] == "UncapturedStream":
         return ("%s given stream `0`, none or `cudaStreamLegacy` on the capturing thread, "
+                "or a stream the unit creates (`cudaStreamCreate*`) and never joins to a capture, "
                 "or any stream on a thread that may run during a global-mode capture"
                 % ", ".join("`%s`" % n for n in h["names"]))
     if h["kind"] == "DefaultStreamBegin":
