@@ -1081,6 +1081,18 @@ void CaptureAnalysis::addOtherThreadRoots() {
   for (const RegionRoot &R : Flows->roots())
     if (R.Call && (R.Modes & ModeGlobal) && R.K == RegionRoot::Kind::BeginApi)
       GlobalBegins.push_back(&R);
+  // None here: a global-mode capture the project index knows in another
+  // unit of the program overlaps the threads this unit starts just as well.
+  std::set<std::string> RemoteHolders;
+  if (GlobalBegins.empty() && Index)
+    if (std::string Remote = Index->remoteGlobalCapture(RemoteHolders);
+        !Remote.empty()) {
+      RegionRoot &R = ListedRoots.emplace_back();
+      R.K = RegionRoot::Kind::CrossFile;
+      R.Modes = ModeGlobal;
+      R.RemoteBegin = std::move(Remote);
+      GlobalBegins.push_back(&R);
+    }
   // The capture a note names: one begun by the same class, else the first.
   auto CaptureFor = [&](const FunctionDecl *FD) {
     const auto *Class = dyn_cast<CXXMethodDecl>(FD);
@@ -1165,6 +1177,14 @@ void CaptureAnalysis::addOtherThreadRoots() {
         // thread overlaps the captures of others.
         const RegionRoot *Overlapped = CaptureFor(FD);
         bool Pool = false;
+        // The capture of another unit may be this thread's own: one thread
+        // does not overlap itself.
+        if (!Overlapped->RemoteBegin.empty() &&
+            callsAnyOf(Def, RemoteHolders)) {
+          if (!startedInLoop(Ctx, Site.S, FD))
+            continue;
+          Pool = true;
+        }
         if (const RegionRoot *Own = globalBeginUnder(Def)) {
           if ((Pool = startedInLoop(Ctx, Site.S, FD)))
             Overlapped = Own;
@@ -1178,6 +1198,30 @@ void CaptureAnalysis::addOtherThreadRoots() {
     }
   addSiblingThreadRoots(Started, StartThread);
   drain();
+}
+
+bool CaptureAnalysis::callsAnyOf(const FunctionDecl *Def,
+                                 const std::set<std::string> &Keys) {
+  if (Keys.empty())
+    return false;
+  llvm::DenseSet<const FunctionDecl *> Seen;
+  llvm::SmallVector<const FunctionDecl *, 16> Work{Def};
+  while (!Work.empty() && Seen.size() < 256) {
+    const FunctionDecl *FD = Work.pop_back_val();
+    if (!FD || !Seen.insert(FD).second || !FD->getBody())
+      continue;
+    for (const CallSite &Site : Flows->callsIn(FD)) {
+      if (!Site.Callee ||
+          (Site.K == CallSite::Kind::Callable && startsThread(Site)))
+        continue;
+      if (Keys.count(functionKey(Site.Callee)))
+        return true;
+      if (const FunctionDecl *D = definitionOf(Site.Callee);
+          D && Code.isUserLocation(D->getLocation()))
+        Work.push_back(D);
+    }
+  }
+  return false;
 }
 
 bool CaptureAnalysis::anySameThreadCallee(

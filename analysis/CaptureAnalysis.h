@@ -253,6 +253,9 @@ private:
   /// Calls \p Fn on each user function \p FD calls on its own thread (calls
   /// and callables it runs; not a callable it starts a thread with) until
   /// \p Fn returns true. Returns whether it did.
+  /// Whether \p Def calls, on its own thread and at any depth through the
+  /// user functions with bodies here, a function whose key is in \p Keys.
+  bool callsAnyOf(const FunctionDecl *Def, const std::set<std::string> &Keys);
   bool anySameThreadCallee(const FunctionDecl *FD,
                            llvm::function_ref<bool(const FunctionDecl *)> Fn);
   /// The variable holding the stream \p Root's begin captures

@@ -61,6 +61,9 @@ struct RegionRoot {
   const OpRegistration *Op = nullptr;  // OpEntry: the registration
   const CrossReach *Cross = nullptr;   // CrossFile: the chain from the index
   const RegionRoot *Capture = nullptr; // OtherThread: the capture it overlaps
+  /// CrossFile with no Cross: a global-mode capture begun in another unit
+  /// (the overlapped capture of an OtherThread root), as the index names it.
+  std::string RemoteBegin;
   /// OtherThread: one of the threads a loop starts, each running the code
   /// that makes Capture (a worker pool).
   bool Pool = false;

@@ -1068,6 +1068,19 @@ const IndexedFunction *IndexView::external(const FunctionDecl *FD) {
   return F;
 }
 
+std::string IndexView::remoteGlobalCapture(
+    std::set<std::string> &Holders) const {
+  std::string First;
+  for (const auto &[Key, R] : Index->reaches())
+    if (!R.OpRoot && (R.Modes & ModeGlobal) && R.RootFile != MainFile &&
+        !R.Chain.empty() && !R.ChainKeys.empty()) {
+      if (First.empty())
+        First = R.Chain.front();
+      Holders.insert(R.ChainKeys.front());
+    }
+  return First;
+}
+
 const CrossReach *IndexView::crossReach(const FunctionDecl *FD) {
   const std::string &K = keyOf(FD);
   if (K.empty())

@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,10 @@ public:
                                               std::string &Error);
 
   const IndexedFunction *function(llvm::StringRef Key) const;
+  /// Every function that runs under capture from some root, by key.
+  const std::map<std::string, CrossReach, std::less<>> &reaches() const {
+    return Reaches;
+  }
   const CrossReach *reach(llvm::StringRef Key) const;
   /// Whether \p Key is defined in the unit of \p File.
   bool definedIn(llvm::StringRef Key, llvm::StringRef File) const;
@@ -189,6 +194,11 @@ public:
   const IndexedFunction *external(const FunctionDecl *FD);
   /// How \p FD (defined here) runs under capture from another unit.
   const CrossReach *crossReach(const FunctionDecl *FD);
+  /// Where a capture that may be in global mode begins in another unit
+  /// ("holder (file:line)"), or empty when the index knows none: a thread
+  /// this unit starts may run while it is open. \p Holders receives the
+  /// keys of every function of another unit holding such a capture.
+  std::string remoteGlobalCapture(std::set<std::string> &Holders) const;
   const std::string &keyOf(const FunctionDecl *FD);
   /// The events used so far, for the summary.
   const std::map<std::string, std::string> &eventsUsed() const {

@@ -637,7 +637,13 @@ void CudaGraphCheck::addRootNote(const RegionRoot *Root) {
            "calls from every thread",
            DiagnosticIDs::Note)
           << displayName(Root->Via);
-    addRootNote(Root->Capture);
+    if (Root->Capture && !Root->Capture->RemoteBegin.empty())
+      diag(Root->Loc,
+           "a global-mode capture begins in another file of the project: %0",
+           DiagnosticIDs::Note)
+          << shortenPaths(Root->Capture->RemoteBegin);
+    else
+      addRootNote(Root->Capture);
     break;
   case RegionRoot::Kind::Listed:
     diag(Root->Loc,
