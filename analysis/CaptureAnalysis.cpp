@@ -1011,6 +1011,15 @@ static bool threadOutlivesCall(ASTContext &Ctx, const CallSite &Site,
     }
     if (const auto *Init = Parents[0].get<CXXCtorInitializer>())
       return Init->isMemberInitializer();
+    // The parent map gives a member initializer's expression the
+    // constructor as its parent: a thread kept in a member outlives it.
+    if (const auto *Ctor = Parents[0].get<CXXConstructorDecl>()) {
+      const auto *E = dyn_cast<Expr>(Cur);
+      return E && llvm::any_of(Ctor->inits(), [&](const CXXCtorInitializer *I) {
+               return I->isMemberInitializer() && I->getInit() &&
+                      I->getInit()->IgnoreImplicit() == E->IgnoreImplicit();
+             });
+    }
     const Stmt *Up = Parents[0].get<Stmt>();
     if (!Up || !(isa<ImplicitCastExpr>(Up) || isa<MaterializeTemporaryExpr>(Up) ||
                  isa<CXXBindTemporaryExpr>(Up) || isa<ExprWithCleanups>(Up) ||

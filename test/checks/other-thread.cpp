@@ -143,6 +143,25 @@ void start_pinner(void **p) {
   pinner.detach();
 }
 
+// A thread started in a constructor's member initializer, running a method:
+// it lives as long as the object.
+class Reclaimer {
+public:
+  Reclaimer() : thread_(&Reclaimer::loop, this) {}
+  ~Reclaimer() { thread_.join(); }
+
+private:
+  void loop() {
+    while (running)
+      cudaFreeHost(pending_);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaFreeHost' releases page-locked host memory on a thread that may run while a global-mode CUDA graph capture is open
+    // CHECK-MESSAGES: :[[@LINE-8]]:25: note: 'Reclaimer::loop' starts here on another thread
+  }
+  void *pending_ = nullptr;
+  std::thread thread_;
+};
+Reclaimer *make_reclaimer() { return new Reclaimer(); }
+
 // Started and joined in one call: done before any later capture.
 void joined_here(cudaEvent_t e) {
   std::thread t(query_once, e);
