@@ -609,7 +609,7 @@ static std::unique_ptr<CFG> buildCFG(const FunctionDecl *FD, ASTContext &Ctx) {
 
 /// What a two-way branch at the end of \p B really tests: for `if (a && b)`
 /// the block of `b` branches on `b`, not on the whole condition.
-static const Expr *effectiveCondition(const CFGBlock &B) {
+const Expr *effectiveCondition(const CFGBlock &B) {
   const Stmt *T = B.getTerminatorStmt();
   if (!T || B.succ_size() != 2)
     return nullptr;
@@ -627,7 +627,7 @@ static const Expr *effectiveCondition(const CFGBlock &B) {
 /// Paths that end the program or throw do not return to the caller with a
 /// capture open: `exit(1)` in an error check after a begin call does not
 /// make the function leave a capture open.
-static bool abandonsFunction(const CFGBlock &B) {
+bool abandonsFunction(const CFGBlock &B) {
   if (B.hasNoReturnElement())
     return true;
   for (auto It = B.rbegin(), E = B.rend(); It != E; ++It)

@@ -151,6 +151,13 @@ struct FunctionSummary {
   bool ReturnedObjectEnds = false;
 };
 
+/// What a two-way branch at the end of \p B really tests: for `if (a && b)`
+/// the block of `b` branches on `b`, not on the whole condition; null when
+/// \p B does not branch two ways.
+const Expr *effectiveCondition(const CFGBlock &B);
+/// Whether \p B ends the program or throws (a no-return call, a throw).
+bool abandonsFunction(const CFGBlock &B);
+
 class FlowEngine {
 public:
   FlowEngine(ASTContext &Ctx, CodeClassifier &Code, const CaptureApis &Apis);

@@ -50,6 +50,7 @@ enum class HazardKind {
   CapturedEvent,
   EagerEventRecord,
   FrozenState,
+  UpdateFailure,
   RuntimeOnly
 };
 enum class GpuVerdict {
@@ -57,7 +58,8 @@ enum class GpuVerdict {
   FrameworkError,
   SilentEager,
   SilentFrozen,
-  CapturedNow
+  CapturedNow,
+  UpdateError
 };
 
 /// A list of '|'- or ';'-separated globs over qualified names. '*' matches any

@@ -1010,6 +1010,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::CapturedEvent:
   case HazardKind::EagerEventRecord:
   case HazardKind::FrozenState: // judged by the check (a dataflow)
+  case HazardKind::UpdateFailure: // judged by the check (GraphUpdates)
   case HazardKind::RuntimeOnly:
     break;
   }

@@ -197,7 +197,8 @@ bool CudaGraphCheck::reportHazard(CaptureAnalysis &Analysis, const Hazard &H,
                              H.Kind == HazardKind::DefaultStreamBegin ||
                              H.Kind == HazardKind::FrozenState ||
                              H.Kind == HazardKind::CapturedEvent ||
-                             H.Kind == HazardKind::EagerEventRecord
+                             H.Kind == HazardKind::EagerEventRecord ||
+                             H.Kind == HazardKind::UpdateFailure
                          ? ""
                          : " during CUDA graph capture";
   auto D = diag(Loc, "%0 %1%2: %3; %4 (hazard: %5)")

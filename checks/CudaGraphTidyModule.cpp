@@ -4,6 +4,7 @@
 #include "CaptureLeftOpenCheck.h"
 #include "CudaToolkitSupport.h"
 #include "DataDependentBranchCheck.h"
+#include "ExecUpdateErrorCheck.h"
 #include "FrozenHostStateCheck.h"
 #include "LegacyStreamCheck.h"
 #include "RngGeneratorCheck.h"
@@ -39,6 +40,8 @@ public:
     Factories.registerCheck<DataDependentBranchCheck>(
         "cudagraph-data-dependent-branch");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-device-alloc");
+    Factories.registerCheck<ExecUpdateErrorCheck>(
+        "cudagraph-exec-update-error");
     Factories.registerCheck<FrozenHostStateCheck>(
         "cudagraph-frozen-host-state");
     Factories.registerCheck<ApiHazardCheck>("cudagraph-host-sync");

@@ -23,6 +23,7 @@ VERDICTS = {
     "SilentEager": "silent: runs eagerly",
     "SilentFrozen": "silent: replay diverges",
     "CapturedNow": "captured on libtorch 2.11",
+    "UpdateError": "error: failed update (910)",
 }
 BLOCK = re.compile(r"(<!-- catalog:(cudagraph-[a-z-]+) -->\n).*?(<!-- catalog:end -->)", re.S)
 
@@ -72,6 +73,14 @@ def names_cell(h):
                 "is capturing (or on a capturing stream of a region), when another function "
                 "synchronizes, queries, times or waits on it where its own test says no capture "
                 "is open")
+    if h["kind"] == "UpdateFailure" and h["id"] == "exec-update-fatal-check":
+        return ("`cudaGraphExecUpdate` or `cuGraphExecUpdate` whose status goes through an error "
+                "check that exits, throws or returns on failure, while later code tests the "
+                "update's result to fall back to a new instantiation")
+    if h["kind"] == "UpdateFailure":
+        return ("`cudaGraphExecUpdate` whose failure the function handles and goes on, reaching "
+                "a used `cudaGetLastError()` or `cudaPeekAtLastError()` (here or in a function it "
+                "calls) or its return with no discarding `cudaGetLastError()` on the way")
     if h["kind"] == "UncapturedWait":
         return ("a wait of a capturing stream on an event recorded only before the begin")
     if h["kind"] == "FrozenState" and h["id"] == "reassigned-static-input":
