@@ -142,6 +142,7 @@ public:
   llvm::SmallVector<std::pair<const CallExpr *, const CallExpr *>, 2> Reads;
   bool ReachedExitTested = false; // returned with the error set, handled
   bool ReachedExit = false;
+  bool Cleared = false; // some path cleared the error
 
   void run(const CFGBlock *Start, unsigned FirstElem) {
     Work.push_back({Start, FirstElem, true, false});
@@ -276,7 +277,9 @@ private:
       if (Name == "cudaGetLastError") {
         if (valueUsed(Call, PM))
           Reads.push_back({Call, nullptr});
-        return; // read (reported) or cleared
+        else
+          Cleared = true;
+        return;
       }
       if (Name == "cudaPeekAtLastError" && valueUsed(Call, PM)) {
         Reads.push_back({Call, nullptr});
@@ -287,8 +290,10 @@ private:
         Reads.push_back({Read, Call});
         return;
       }
-      if (Clears)
+      if (Clears) {
+        Cleared = true;
         return;
+      }
     }
     if (abandonsFunction(*B))
       return;
@@ -636,7 +641,10 @@ GraphUpdateFacts::issuesIn(const FunctionDecl *FD) {
                    SM.getExpansionLoc(Fallback->getBeginLoc())))
         Fallback = Cond;
     }
-    if (Fallback && !FallbackReached) {
+    // Every failed update stops there: the program ends or throws (a path
+    // that returns hands the failure to the caller, which may fall back).
+    bool Stops = !Walk.ReachedExit && !Walk.Cleared && Walk.Reads.empty();
+    if (Fallback && !FallbackReached && Stops) {
       GraphUpdateIssue I;
       I.K = GraphUpdateIssue::Kind::FatalCheck;
       I.Function = FD;

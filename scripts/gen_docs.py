@@ -75,7 +75,7 @@ def names_cell(h):
                 "is open")
     if h["kind"] == "UpdateFailure" and h["id"] == "exec-update-fatal-check":
         return ("`cudaGraphExecUpdate` or `cuGraphExecUpdate` whose status goes through an error "
-                "check that exits, throws or returns on failure, while later code tests the "
+                "check that exits or throws on failure, while later code tests the "
                 "update's result to fall back to a new instantiation")
     if h["kind"] == "UpdateFailure":
         return ("`cudaGraphExecUpdate` whose failure the function handles and goes on, reaching "
