@@ -13,27 +13,7 @@ cmake --build "$build" --target cudagraph-tidy -- -j2 >/dev/null
 # A compilation database for the examples, as a build system would write it.
 db="$build/examples"
 mkdir -p "$db"
-cuda=/usr/local/cuda
-torch_api=/usr/include/torch/csrc/api/include
-python3 - "$root/examples" "$db/compile_commands.json" "$cuda" "$torch_api" <<'PY'
-import json, os, sys
-src, out, cuda, torch_api = sys.argv[1:]
-entries = []
-for dirpath, _, files in sorted(os.walk(src)):
-    for name in sorted(files):
-        path = os.path.join(dirpath, name)
-        common = ["-std=c++17", "-isystem", torch_api, "-isystem", os.path.join(cuda, "include")]
-        if name.endswith(".cu"):
-            args = ["clang++", "-x", "cuda", "--cuda-path=" + cuda] + common
-        elif name.endswith(".cpp"):
-            args = ["clang++"] + common
-        else:
-            continue
-        entries.append({"directory": dirpath, "file": path,
-                        "arguments": args + ["-c", path, "-o", "/dev/null"]})
-with open(out, "w") as f:
-    json.dump(entries, f, indent=2)
-PY
+python3 "$root/examples/compile_db.py" "$db/compile_commands.json"
 
 mapfile -t sources < <(python3 -c 'import json,sys; [print(e["file"]) for e in json.load(open(sys.argv[1]))]' "$db/compile_commands.json")
 echo "Analyzing ${#sources[@]} files in examples/ with cudagraph-tidy (checks: cudagraph-*)" >&2

@@ -69,7 +69,7 @@ def main():
     findings = set()
     for entry in results:
         prefix = f"{entry['repo']}@{entry['commit']}:"
-        for finding in entry["findings"]:
+        for finding in entry.get("findings", []):  # skipped entries have none
             findings.add((prefix + f"{finding['file']}:{finding['line']}", finding["check"]))
 
     true, false, unread = [], [], []
