@@ -105,6 +105,104 @@ static bool isUpdateFailureConstant(const Expr *E) {
          Name.contains("GRAPH_EXEC_UPDATE_FAILURE");
 }
 
+/// Whether a `cudaGetLastError()` takes the error away rather than reporting
+/// it: its value is dropped, or compared with the update failure
+/// (`e != cudaSuccess && e != cudaErrorGraphExecUpdateFailure`: a check that
+/// knows a failed update and lets it pass), directly or through the local
+/// the value is stored in.
+static bool clearsLastError(const CallExpr *Read, const ParentMap &PM) {
+  if (!valueUsed(Read, PM))
+    return true;
+  const Stmt *Child = Read;
+  const Stmt *P = PM.getParent(Read);
+  while (P && (isa<ParenExpr>(P) || isa<ImplicitCastExpr>(P))) {
+    Child = P;
+    P = PM.getParent(P);
+  }
+  auto ComparedWith = [](const BinaryOperator *BO, auto IsValue) {
+    return BO->isEqualityOp() &&
+           ((IsValue(BO->getLHS()) && isUpdateFailureConstant(BO->getRHS())) ||
+            (IsValue(BO->getRHS()) && isUpdateFailureConstant(BO->getLHS())));
+  };
+  if (const auto *BO = dyn_cast_or_null<BinaryOperator>(P))
+    if (ComparedWith(BO, [&](const Expr *E) {
+          return E->IgnoreParenImpCasts() == Read;
+        }))
+      return true;
+  const VarDecl *Holder = nullptr;
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(P))
+    if (DS->isSingleDecl())
+      Holder = dyn_cast<VarDecl>(DS->getSingleDecl());
+  if (const auto *BO = dyn_cast_or_null<BinaryOperator>(P);
+      BO && BO->getOpcode() == BO_Assign && BO->getRHS() == Child)
+    if (const auto *L = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
+      Holder = dyn_cast<VarDecl>(L->getDecl());
+  if (!Holder)
+    return false;
+  // The statements that follow, in the enclosing block.
+  const Stmt *Scope = P;
+  while (Scope && !isa<CompoundStmt>(Scope))
+    Scope = PM.getParent(Scope);
+  bool Tolerates = false;
+  walkStmts(Scope, [&](const Stmt *S) {
+    if (const auto *BO = dyn_cast<BinaryOperator>(S))
+      Tolerates |= ComparedWith(BO, [&](const Expr *E) {
+        const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+        return DRE && DRE->getDecl() == Holder;
+      });
+  });
+  return Tolerates;
+}
+
+/// Whether \p A and \p B are the same condition made only of variables,
+/// fields, constants and operators (no calls, no assignments): two tests of
+/// it on one path without a write in between go the same way.
+static bool sameCondition(const Expr *A, const Expr *B) {
+  A = A->IgnoreParenImpCasts();
+  B = B->IgnoreParenImpCasts();
+  if (A->getStmtClass() != B->getStmtClass())
+    return false;
+  if (const auto *DA = dyn_cast<DeclRefExpr>(A))
+    return DA->getDecl() == cast<DeclRefExpr>(B)->getDecl();
+  if (const auto *MA = dyn_cast<MemberExpr>(A)) {
+    const auto *MB = cast<MemberExpr>(B);
+    return MA->getMemberDecl() == MB->getMemberDecl() &&
+           MA->isArrow() == MB->isArrow() &&
+           sameCondition(MA->getBase(), MB->getBase());
+  }
+  if (isa<CXXThisExpr>(A))
+    return true;
+  if (const auto *IA = dyn_cast<IntegerLiteral>(A))
+    return IA->getValue() == cast<IntegerLiteral>(B)->getValue();
+  if (const auto *BA = dyn_cast<CXXBoolLiteralExpr>(A))
+    return BA->getValue() == cast<CXXBoolLiteralExpr>(B)->getValue();
+  if (const auto *UA = dyn_cast<UnaryOperator>(A)) {
+    const auto *UB = cast<UnaryOperator>(B);
+    return UA->getOpcode() == UB->getOpcode() && !UA->isIncrementDecrementOp() &&
+           UA->getOpcode() != UO_Deref &&
+           sameCondition(UA->getSubExpr(), UB->getSubExpr());
+  }
+  if (const auto *BA = dyn_cast<BinaryOperator>(A)) {
+    const auto *BB = cast<BinaryOperator>(B);
+    return BA->getOpcode() == BB->getOpcode() && !BA->isAssignmentOp() &&
+           BA->getOpcode() != BO_Comma &&
+           sameCondition(BA->getLHS(), BB->getLHS()) &&
+           sameCondition(BA->getRHS(), BB->getRHS());
+  }
+  return false;
+}
+
+/// The variables and fields a condition reads.
+static void conditionDecls(const Expr *E,
+                           llvm::SmallPtrSetImpl<const ValueDecl *> &Out) {
+  walkStmts(E, [&](const Stmt *S) {
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      Out.insert(DRE->getDecl());
+    else if (const auto *ME = dyn_cast<MemberExpr>(S))
+      Out.insert(ME->getMemberDecl());
+  });
+}
+
 /// The values that carry one update's outcome.
 struct GraphUpdateFacts::Tracked {
   const CallExpr *Update = nullptr;
@@ -134,7 +232,34 @@ public:
               llvm::function_ref<std::pair<bool, const CallExpr *>(
                   const CallExpr *)>
                   CalleeUse)
-      : Cfg(Cfg), PM(PM), T(T), M(M), Leaves(Leaves), CalleeUse(CalleeUse) {}
+      : Cfg(Cfg), PM(PM), T(T), M(M), Leaves(Leaves), CalleeUse(CalleeUse) {
+    // Conditions tested more than once (`if (cfg.graphs) {...} ...
+    // if (cfg.graphs) {...}`), one bit each in a path's state.
+    llvm::SmallVector<const Expr *, 8> Seen;
+    llvm::SmallVector<llvm::SmallVector<const CFGBlock *, 2>, 8> Pending;
+    for (const CFGBlock *B : Cfg) {
+      const Expr *Cond = B ? effectiveCondition(*B) : nullptr;
+      if (!Cond || !sameCondition(Cond, Cond))
+        continue;
+      auto It = llvm::find_if(
+          Seen, [&](const Expr *E) { return sameCondition(E, Cond); });
+      if (It == Seen.end()) {
+        Seen.push_back(Cond);
+        Pending.push_back({B});
+        continue;
+      }
+      Pending[It - Seen.begin()].push_back(B);
+    }
+    for (unsigned I = 0; I < Seen.size(); ++I) {
+      if (Pending[I].size() < 2 || Repeated.size() == 32)
+        continue;
+      for (const CFGBlock *B : Pending[I])
+        ClassOf[B] = Repeated.size();
+      Reps.push_back(Seen[I]);
+      Repeated.emplace_back();
+      conditionDecls(Seen[I], Repeated.back());
+    }
+  }
 
   /// What the walk found.
   /// Blocks whose branch the walk reached (all their statements passed).
@@ -145,11 +270,15 @@ public:
   bool Cleared = false; // some path cleared the error
 
   void run(const CFGBlock *Start, unsigned FirstElem) {
-    Work.push_back({Start, FirstElem, true, false});
+    Item First{Start, FirstElem, true, false, 0, 0};
+    if (T.Update)
+      enclosingTests(First);
+    Work.push_back(First);
     while (!Work.empty()) {
       Item I = Work.pop_back_val();
-      if (I.First == 0 &&
-          !Seen.insert({I.Block->getBlockID(), I.Tracking, I.Tested}).second)
+      if (I.First == 0 && !Seen.insert({I.Block->getBlockID(), I.Tracking,
+                                        I.Tested, I.KnownMask, I.KnownValue})
+                               .second)
         continue;
       step(I);
     }
@@ -243,7 +372,59 @@ private:
     unsigned First;
     bool Tracking; // the status locals still hold the update's status
     bool Tested;   // the path took a way a test of the update decided
+    // The repeated conditions the path has tested, and their values.
+    uint32_t KnownMask;
+    uint32_t KnownValue;
   };
+
+  /// The repeated conditions the `if` statements around the update decide:
+  /// each operand of `a && b` holds inside the then-branch, each of
+  /// `a || b` fails inside the else-branch.
+  void enclosingTests(Item &I) const {
+    const Stmt *Child = T.Update;
+    for (const Stmt *P = PM.getParent(Child); P;
+         Child = P, P = PM.getParent(P)) {
+      const auto *If = dyn_cast<IfStmt>(P);
+      if (!If || Child == If->getCond() || If->getInit() == Child)
+        continue;
+      bool Then = Child == If->getThen();
+      llvm::SmallVector<const Expr *, 4> Leaves{If->getCond()};
+      while (!Leaves.empty()) {
+        const Expr *E = Leaves.pop_back_val()->IgnoreParenImpCasts();
+        if (const auto *BO = dyn_cast<BinaryOperator>(E);
+            BO && BO->getOpcode() == (Then ? BO_LAnd : BO_LOr)) {
+          Leaves.push_back(BO->getLHS());
+          Leaves.push_back(BO->getRHS());
+          continue;
+        }
+        for (unsigned C = 0; C < Reps.size(); ++C)
+          if (sameCondition(Reps[C], E)) {
+            I.KnownMask |= 1u << C;
+            I.KnownValue = Then ? (I.KnownValue | 1u << C)
+                                : (I.KnownValue & ~(1u << C));
+          }
+      }
+    }
+  }
+
+  /// A write to what a repeated condition reads forgets its value.
+  void forgetWritten(const Stmt *S, Item &I) const {
+    const Expr *Target = nullptr;
+    if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isAssignmentOp())
+      Target = BO->getLHS();
+    else if (const auto *UO = dyn_cast<UnaryOperator>(S);
+             UO && UO->isIncrementDecrementOp())
+      Target = UO->getSubExpr();
+    if (!Target || !I.KnownMask)
+      return;
+    llvm::SmallPtrSet<const ValueDecl *, 4> Written;
+    conditionDecls(Target, Written);
+    for (unsigned C = 0; C < Repeated.size(); ++C)
+      if (llvm::any_of(Written, [&](const ValueDecl *D) {
+            return Repeated[C].count(D);
+          }))
+        I.KnownMask &= ~(1u << C);
+  }
 
   void step(Item I) {
     const CFGBlock *B = I.Block;
@@ -255,6 +436,7 @@ private:
       if (!CS)
         continue;
       const Stmt *S = CS->getStmt();
+      forgetWritten(S, I);
       if (const auto *Ret = dyn_cast<ReturnStmt>(S);
           Ret && Ret->getRetValue() && mentions(Ret->getRetValue(), I.Tracking))
         return; // the status goes back to the caller, who handles it
@@ -275,10 +457,10 @@ private:
         continue;
       llvm::StringRef Name = calleeName(Call);
       if (Name == "cudaGetLastError") {
-        if (valueUsed(Call, PM))
-          Reads.push_back({Call, nullptr});
-        else
+        if (clearsLastError(Call, PM))
           Cleared = true;
+        else
+          Reads.push_back({Call, nullptr});
         return;
       }
       if (Name == "cudaPeekAtLastError" && valueUsed(Call, PM)) {
@@ -306,6 +488,11 @@ private:
     Truth Decided = Truth::Unknown;
     if (const Expr *Cond = effectiveCondition(*B))
       Decided = evaluate(Cond, I.Tracking);
+    bool ByUpdate = Decided != Truth::Unknown;
+    auto Class = ClassOf.find(B);
+    uint32_t Bit = Class == ClassOf.end() ? 0 : 1u << Class->second;
+    if (!ByUpdate && (I.KnownMask & Bit))
+      Decided = (I.KnownValue & Bit) ? Truth::True : Truth::False;
     unsigned Edge = 0;
     for (const CFGBlock::AdjacentBlock &Succ : B->succs()) {
       unsigned This = Edge++;
@@ -315,8 +502,13 @@ private:
       if ((Decided == Truth::True && This != 0) ||
           (Decided == Truth::False && This != 1))
         continue;
-      Work.push_back(
-          {Next, 0, I.Tracking, I.Tested || Decided != Truth::Unknown});
+      Item N{Next, 0, I.Tracking, I.Tested || ByUpdate, I.KnownMask,
+             I.KnownValue};
+      if (Bit && This < 2) {
+        N.KnownMask |= Bit;
+        N.KnownValue = This == 0 ? (N.KnownValue | Bit) : (N.KnownValue & ~Bit);
+      }
+      Work.push_back(N);
     }
   }
 
@@ -342,7 +534,11 @@ private:
   llvm::function_ref<std::pair<bool, const CallExpr *>(const CallExpr *)>
       CalleeUse;
   llvm::SmallVector<Item, 16> Work;
-  std::set<std::tuple<unsigned, bool, bool>> Seen;
+  std::set<std::tuple<unsigned, bool, bool, uint32_t, uint32_t>> Seen;
+  /// Blocks testing a repeated condition, by class; what each class reads.
+  llvm::DenseMap<const CFGBlock *, unsigned> ClassOf;
+  llvm::SmallVector<llvm::SmallPtrSet<const ValueDecl *, 4>, 4> Repeated;
+  llvm::SmallVector<const Expr *, 4> Reps;
 };
 
 } // namespace
@@ -437,7 +633,8 @@ GraphUpdateFacts::firstUseIn(const FunctionDecl *FD, unsigned Depth) {
       return;
     llvm::StringRef Name = calleeName(Call);
     if (Name == "cudaGetLastError")
-      Found = valueUsed(Call, PM) ? FirstUse{false, Call} : FirstUse{true, nullptr};
+      Found = clearsLastError(Call, PM) ? FirstUse{true, nullptr}
+                                        : FirstUse{false, Call};
     else if (Name == "cudaPeekAtLastError" && valueUsed(Call, PM))
       Found = FirstUse{false, Call};
     else if (Depth > 0 && Call->getDirectCallee())
@@ -632,6 +829,13 @@ GraphUpdateFacts::issuesIn(const FunctionDecl *FD) {
           TestsResult |= Walk.carriesResult(E);
       });
       if (!TestsResult)
+        continue;
+      // A test with an arm that ends the program (`assert(info.result ==
+      // cudaGraphExecUpdateSuccess)`) is another check, not a fallback.
+      if (llvm::any_of(B->succs(), [](const CFGBlock::AdjacentBlock &Succ) {
+            const CFGBlock *Next = Succ.getReachableBlock();
+            return Next && abandonsFunction(*Next);
+          }))
         continue;
       if (Walk.Through.count(B))
         FallbackReached = true;

@@ -22,7 +22,27 @@
       throw std::runtime_error(#call);                                         \
   } while (0)
 
+#define CHECK_OR_DIE(cond)                                                     \
+  ((cond) ? (void)0 : std::abort())
+
+#define TOLERATE_UPDATE_FAILURE()                                              \
+  do {                                                                         \
+    cudaError_t e = cudaGetLastError();                                        \
+    if (e != cudaSuccess && e != cudaErrorGraphExecUpdateFailure)              \
+      std::exit(1);                                                            \
+  } while (0)
+
+#define LAST_ERROR_OR_DIE()                                                    \
+  do {                                                                         \
+    cudaError_t e = cudaGetLastError();                                        \
+    if (e != cudaSuccess)                                                      \
+      std::exit(1);                                                            \
+  } while (0)
+
 void launchWork(cudaStream_t s);
+
+bool useGraphs = true;
+bool launchNow = true;
 
 struct Replayer {
   cudaGraph_t graph = nullptr;
@@ -101,6 +121,72 @@ struct Replayer {
   cudaError_t refreshForCaller() {
     return cudaGraphExecUpdate(exec, graph, nullptr);
   }
+
+  // Negative: an assert on the result after the check is a second check,
+  // not a fallback.
+  void refreshAsserted() {
+    cudaGraphExecUpdateResultInfo info;
+    DIE_ON_ERROR(cudaGraphExecUpdate(exec, graph, &info));
+    CHECK_OR_DIE(info.result == cudaGraphExecUpdateSuccess);
+    DIE_ON_ERROR(cudaGraphLaunch(exec, nullptr));
+  }
+
+  // Negative: the first check after the failure reads the last error and
+  // lets the update failure pass: the error is taken away.
+  void refreshTolerant(cudaStream_t s) {
+    if (cudaGraphExecUpdate(exec, graph, nullptr) != cudaSuccess) {
+      TOLERATE_UPDATE_FAILURE();
+      DIE_ON_ERROR(cudaGraphExecDestroy(exec));
+      DIE_ON_ERROR(cudaGraphInstantiate(&exec, graph, 0));
+    }
+    DIE_ON_ERROR(cudaGraphLaunch(exec, s));
+    DIE_ON_ERROR(cudaGetLastError());
+  }
+
+  // Positive: the same check without the exception reads the 910.
+  void refreshIntolerant(cudaStream_t s) {
+    if (cudaGraphExecUpdate(exec, graph, nullptr) != cudaSuccess) {
+      // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: 'cudaGraphExecUpdate' leaves its failure in the runtime's last error {{.*}} (hazard: exec-update-error-left)
+      LAST_ERROR_OR_DIE();
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: note: this check of the last error reports 910 from the failed update
+      DIE_ON_ERROR(cudaGraphExecDestroy(exec));
+      DIE_ON_ERROR(cudaGraphInstantiate(&exec, graph, 0));
+    }
+    DIE_ON_ERROR(cudaGraphLaunch(exec, s));
+  }
+
+  // Negative: the function leaves with the error set only where the second
+  // test of `useGraphs` goes the other way from the first, which no path does.
+  void refreshCorrelated(cudaStream_t s) {
+    if (useGraphs) {
+      if (cudaGraphExecUpdate(exec, graph, nullptr) != cudaSuccess) {
+        DIE_ON_ERROR(cudaGraphExecDestroy(exec));
+        DIE_ON_ERROR(cudaGraphInstantiate(&exec, graph, 0));
+      }
+    }
+    if (useGraphs) {
+      TOLERATE_UPDATE_FAILURE();
+      DIE_ON_ERROR(cudaGraphLaunch(exec, s));
+    }
+  }
+
+  // Positive: the second test reads another flag, so a failed update can
+  // leave the function with its error set.
+  void refreshUncorrelated(cudaStream_t s) {
+    if (useGraphs) {
+      if (cudaGraphExecUpdate(exec, graph, nullptr) != cudaSuccess) {
+        // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: 'cudaGraphExecUpdate' leaves its failure in the runtime's last error {{.*}} (hazard: exec-update-error-left)
+        DIE_ON_ERROR(cudaGraphExecDestroy(exec));
+        DIE_ON_ERROR(cudaGraphInstantiate(&exec, graph, 0));
+      }
+    }
+    if (launchNow) {
+      TOLERATE_UPDATE_FAILURE();
+      DIE_ON_ERROR(cudaGraphLaunch(exec, s));
+    }
+  }
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: a path where the update failed leaves 'Replayer::refreshUncorrelated' with the error still set
+  // CHECK-MESSAGES: :{{[0-9]+}}:{{[0-9]+}}: note: a later check of the last error, such as this one, reports 910 from the failed update
 
   // Negative: a failed update returns false and the caller instantiates
   // anew; the failed status and the result are tested in one condition.
