@@ -387,12 +387,12 @@ static void atomKey(const Expr *E, const ASTContext &Ctx,
                     llvm::FoldingSetNodeID &ID,
                     const VarDecl *LoopVar = nullptr) {
   E = E->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E);
+      DRE && !(LoopVar && DRE->getDecl() == LoopVar))
+    return variableAtom(DRE->getDecl(), ID);
   ID.AddInteger(E->getStmtClass());
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    if (LoopVar && DRE->getDecl() == LoopVar)
-      ID.AddString("<loop variable>");
-    else
-      ID.AddPointer(DRE->getDecl()->getCanonicalDecl());
+  if (isa<DeclRefExpr>(E)) {
+    ID.AddString("<loop variable>");
   } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
     ID.AddPointer(ME->getMemberDecl()->getCanonicalDecl());
     atomKey(ME->getBase(), Ctx, ID, LoopVar);
@@ -431,6 +431,11 @@ const VarDecl *loopVariable(const Stmt *Loop) {
             dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
       return dyn_cast<VarDecl>(DRE->getDecl());
   return nullptr;
+}
+
+void variableAtom(const ValueDecl *D, llvm::FoldingSetNodeID &ID) {
+  ID.AddInteger(Stmt::DeclRefExprClass);
+  ID.AddPointer(D->getCanonicalDecl());
 }
 
 void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,

@@ -131,6 +131,9 @@ void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
                 llvm::SmallVectorImpl<GuardFact> &Out,
                 const Stmt *Loop = nullptr);
 
+/// The atom of a condition that is the variable \p D alone (`if (flag)`).
+void variableAtom(const ValueDecl *D, llvm::FoldingSetNodeID &ID);
+
 /// The variable a for-loop initializes (`int i = 0`, `i = 0`), or null.
 const VarDecl *loopVariable(const Stmt *Loop);
 

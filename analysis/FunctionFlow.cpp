@@ -28,10 +28,38 @@ bool CaptureState::join(const CaptureState &Other) {
                  Other.Roots.end(), std::back_inserter(Merged));
   if (Merged.empty())
     Guarded = false;
-  bool Changed = Merged != Roots || Guarded != StreamGuarded;
+  // A capture's learned facts hold where it is open: those both sides keep,
+  // or one side's when the capture is open on that side only.
+  auto Same = [](const auto &A, const auto &B) {
+    return A.first == B.first && A.second.Atom == B.second.Atom &&
+           A.second.Value == B.second.Value;
+  };
+  decltype(Learned) Facts;
+  for (const auto &P : Learned)
+    if (!llvm::is_contained(Other.Roots, P.first) ||
+        llvm::any_of(Other.Learned, [&](const auto &Q) { return Same(P, Q); }))
+      Facts.push_back(P);
+  for (const auto &Q : Other.Learned)
+    if (!llvm::is_contained(Roots, Q.first))
+      Facts.push_back(Q);
+  bool Changed = Merged != Roots || Guarded != StreamGuarded ||
+                 Facts.size() != Learned.size();
   Roots = std::move(Merged);
   StreamGuarded = Guarded;
+  Learned = std::move(Facts);
   return Changed;
+}
+
+bool CaptureState::operator==(const CaptureState &O) const {
+  if (Roots != O.Roots || StreamGuarded != O.StreamGuarded ||
+      Learned.size() != O.Learned.size())
+    return false;
+  return llvm::all_of(Learned, [&](const auto &P) {
+    return llvm::any_of(O.Learned, [&](const auto &Q) {
+      return P.first == Q.first && P.second.Atom == Q.second.Atom &&
+             P.second.Value == Q.second.Value;
+    });
+  });
 }
 
 const CaptureState *FunctionFlow::stateAt(const Stmt *S) const {
@@ -677,6 +705,17 @@ public:
       Info.Terminator = T;
       guardFacts(Info.Cond, true, E.Ctx, Info.WhenTrue, Loop);
       guardFacts(Info.Cond, false, E.Ctx, Info.WhenFalse, Loop);
+      llvm::SmallVector<ConditionLeaf, 4> Leaves;
+      conditionLeaves(Info.Cond, true, Leaves);
+      conditionLeaves(Info.Cond, false, Leaves);
+      for (auto [Leaf, Value] : Leaves)
+        if (const auto *DRE = dyn_cast<DeclRefExpr>(Leaf))
+          if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+              VD && VD->hasLocalStorage() &&
+              !VD->getType()->isReferenceType() &&
+              (VD->getType()->isBooleanType() ||
+               VD->getType()->isIntegerType()))
+            Flags.insert(VD);
     }
   }
 
@@ -953,9 +992,90 @@ private:
     if (Info.BeginResult && Succ == Info.FailedEdge)
       if (const RegionRoot *Failed = E.RootsByBegin.lookup(Info.BeginResult))
         llvm::erase(S.Roots, Failed);
+    // A flag set after the begin: the way it does not take has no capture
+    // of that begin open.
+    if (!Facts.empty() && !S.Learned.empty())
+      llvm::erase_if(S.Roots, [&](const RegionRoot *R) {
+        return llvm::any_of(S.Learned, [&](const auto &P) {
+          return P.first == R && llvm::any_of(Facts, [&](const GuardFact &F) {
+                   return F.Atom == P.second.Atom && F.Value != P.second.Value;
+                 });
+        });
+      });
+    llvm::erase_if(S.Learned, [&](const auto &P) {
+      return !llvm::is_contained(S.Roots, P.first);
+    });
     if (S.Roots.empty())
       S.StreamGuarded = false;
     return S;
+  }
+
+  /// What statement \p St does to the flags of \p S: a constant stored in
+  /// a flag while capturing becomes a fact of every open capture; any other
+  /// write (another value, `++`, its address taken, passed by reference)
+  /// forgets what was learned of it.
+  void learn(const Stmt *St, CaptureState &S) const {
+    if (Flags.empty())
+      return;
+    auto FlagOf = [&](const Expr *E) -> const VarDecl * {
+      const auto *DRE = E ? dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts())
+                          : nullptr;
+      const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+      return VD && Flags.contains(VD) ? VD : nullptr;
+    };
+    auto Constant = [](const Expr *E) -> std::optional<bool> {
+      if (!E)
+        return std::nullopt;
+      E = E->IgnoreParenImpCasts();
+      if (const auto *B = dyn_cast<CXXBoolLiteralExpr>(E))
+        return B->getValue();
+      if (const auto *I = dyn_cast<IntegerLiteral>(E))
+        return !I->getValue().isZero();
+      return std::nullopt;
+    };
+    const VarDecl *Var = nullptr;
+    std::optional<bool> Value;
+    if (const auto *BO = dyn_cast<BinaryOperator>(St);
+        BO && BO->isAssignmentOp()) {
+      Var = FlagOf(BO->getLHS());
+      if (BO->getOpcode() == BO_Assign)
+        Value = Constant(BO->getRHS());
+    } else if (const auto *U = dyn_cast<UnaryOperator>(St);
+               U && (U->isIncrementDecrementOp() ||
+                     U->getOpcode() == UO_AddrOf)) {
+      Var = FlagOf(U->getSubExpr());
+    } else if (const auto *DS = dyn_cast<DeclStmt>(St); DS && DS->isSingleDecl()) {
+      if (const auto *VD = dyn_cast<VarDecl>(DS->getSingleDecl());
+          VD && Flags.contains(VD)) {
+        Var = VD;
+        Value = Constant(VD->getInit());
+      }
+    } else if (const auto *Call = dyn_cast<CallExpr>(St)) {
+      for (const Expr *Arg : Call->arguments())
+        if (const VarDecl *VD = FlagOf(Arg->IgnoreParens());
+            VD && isa<DeclRefExpr>(Arg->IgnoreParens()))
+          forget(VD, S); // an lvalue argument: bound to a reference
+      return;
+    }
+    if (!Var)
+      return;
+    forget(Var, S);
+    if (!Value || !S.capturing())
+      return;
+    GuardFact Fact;
+    variableAtom(Var, Fact.Atom);
+    Fact.Value = *Value;
+    for (const RegionRoot *R : S.Roots)
+      S.Learned.push_back({R, Fact});
+  }
+
+  static void forget(const VarDecl *Var, CaptureState &S) {
+    if (S.Learned.empty())
+      return;
+    llvm::FoldingSetNodeID Atom;
+    variableAtom(Var, Atom);
+    llvm::erase_if(S.Learned,
+                   [&](const auto &P) { return P.second.Atom == Atom; });
   }
 
   /// Whether the facts of an edge contradict those the begin ran under.
@@ -983,6 +1103,7 @@ private:
           S = call(St, Call->getDirectCallee(), Call->getExprLoc(), S, Record);
         else if (const auto *Ctor = dyn_cast<CXXConstructExpr>(St))
           S = call(St, Ctor->getConstructor(), Ctor->getBeginLoc(), S, Record);
+        learn(St, S);
       } else if (auto D = Elem.getAs<CFGAutomaticObjDtor>()) {
         S = localDtor(D->getVarDecl(), D->getDestructorDecl(E.Ctx), S, Record);
       }
@@ -1089,6 +1210,8 @@ private:
   const BranchFacts *Decided;
   llvm::DenseMap<const WhileStmt *, bool> EnteredLoops;
   std::vector<BranchInfo> Branches;
+  /// Local flags that a branch tests alone (`if (capturing)`).
+  llvm::SmallPtrSet<const VarDecl *, 4> Flags;
   std::vector<std::pair<const Stmt *, const RegionRoot *>> OpenReturns;
   std::vector<SourceLocation> EndLocs;
 };

@@ -84,12 +84,14 @@ struct CaptureState {
   /// A capture-status test says the tested stream is not capturing here:
   /// only calls that wait on every stream still matter.
   bool StreamGuarded = false;
+  /// Facts learned after a capture began, each holding while that capture
+  /// stays open: a local flag a branch tests, set to a constant after the
+  /// begin (`begin(s); capturing = true;`).
+  llvm::SmallVector<std::pair<const RegionRoot *, GuardFact>, 0> Learned;
 
   bool capturing() const { return !Roots.empty(); }
   bool join(const CaptureState &Other);
-  bool operator==(const CaptureState &O) const {
-    return Roots == O.Roots && StreamGuarded == O.StreamGuarded;
-  }
+  bool operator==(const CaptureState &O) const;
 };
 
 struct FlowSite {

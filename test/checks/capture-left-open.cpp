@@ -161,6 +161,58 @@ cudaError_t statusReused(cudaStream_t s, cudaGraph_t *g) {
   return cudaStreamEndCapture(s, g);
 }
 
+bool enqueue(cudaStream_t s);
+bool graphsEnabled = true;
+
+// Negative: a flag set after the begin says whether the capture is open;
+// the failure path ends it when the flag is set, and the return after it
+// runs with no capture (the shape of a TensorRT runner that falls back to
+// eager work when the captured enqueue fails).
+bool flagAfterBegin(cudaStream_t s, cudaGraph_t *g) {
+  bool capturing = false;
+  if (graphsEnabled) {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    capturing = true;
+  }
+  bool ok = enqueue(s);
+  if (!ok) {
+    if (capturing) {
+      cudaStreamEndCapture(s, g);
+      capturing = false;
+      ok = enqueue(s);
+    }
+    if (!ok)
+      return false;
+  }
+  if (capturing)
+    cudaStreamEndCapture(s, g);
+  return true;
+}
+
+// Positive: the flag is set before the begin, so it says nothing of it.
+bool flagBeforeBegin(cudaStream_t s, cudaGraph_t *g, bool other) {
+  bool capturing = false;
+  if (graphsEnabled) {
+    capturing = true;
+    if (other)
+      capturing = false;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  }
+  bool ok = enqueue(s);
+  if (!ok) {
+    if (capturing) {
+      cudaStreamEndCapture(s, g);
+      ok = enqueue(s);
+    }
+    if (!ok)
+      return false;
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: this path returns while the capture it began is still open
+  }
+  if (capturing)
+    cudaStreamEndCapture(s, g);
+  return true;
+}
+
 // Negative: returning from main ends the program, like exit().
 int main(int argc, char **argv) {
   cudaStream_t s = nullptr;
