@@ -142,9 +142,7 @@ bool FlowEngine::hasEvents(const FunctionDecl *FD) {
   return Found;
 }
 
-/// Calls \p Fn on every statement of \p S, not descending into lambdas.
-static void forEachStmt(const Stmt *S,
-                        llvm::function_ref<void(const Stmt *)> Fn) {
+void forEachStmt(const Stmt *S, llvm::function_ref<void(const Stmt *)> Fn) {
   if (!S)
     return;
   Fn(S);

@@ -159,6 +159,9 @@ struct FunctionSummary {
 const Expr *effectiveCondition(const CFGBlock &B);
 /// Whether \p B ends the program or throws (a no-return call, a throw).
 bool abandonsFunction(const CFGBlock &B);
+/// Calls \p Fn on every statement of \p S in source order, not descending
+/// into lambdas (their bodies are functions of their own).
+void forEachStmt(const Stmt *S, llvm::function_ref<void(const Stmt *)> Fn);
 
 class FlowEngine {
 public:

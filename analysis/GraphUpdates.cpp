@@ -32,17 +32,6 @@ bool GraphUpdateFacts::isUpdate(const CallExpr *Call) {
   return Name == "cudaGraphExecUpdate" || Name == "cuGraphExecUpdate";
 }
 
-/// Calls \p Fn on every statement of \p S in source order, not descending
-/// into lambdas (their bodies are functions of their own).
-static void walkStmts(const Stmt *S, llvm::function_ref<void(const Stmt *)> Fn) {
-  if (!S)
-    return;
-  Fn(S);
-  if (isa<LambdaExpr>(S))
-    return;
-  for (const Stmt *Child : S->children())
-    walkStmts(Child, Fn);
-}
 
 /// Whether the value of \p E (a call) is used: tested, stored, passed or
 /// returned, rather than dropped as a statement or cast to void.
@@ -144,7 +133,7 @@ static bool clearsLastError(const CallExpr *Read, const ParentMap &PM) {
   while (Scope && !isa<CompoundStmt>(Scope))
     Scope = PM.getParent(Scope);
   bool Tolerates = false;
-  walkStmts(Scope, [&](const Stmt *S) {
+  forEachStmt(Scope, [&](const Stmt *S) {
     if (const auto *BO = dyn_cast<BinaryOperator>(S))
       Tolerates |= ComparedWith(BO, [&](const Expr *E) {
         const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
@@ -195,7 +184,7 @@ static bool sameCondition(const Expr *A, const Expr *B) {
 /// The variables and fields a condition reads.
 static void conditionDecls(const Expr *E,
                            llvm::SmallPtrSetImpl<const ValueDecl *> &Out) {
-  walkStmts(E, [&](const Stmt *S) {
+  forEachStmt(E, [&](const Stmt *S) {
     if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
       Out.insert(DRE->getDecl());
     else if (const auto *ME = dyn_cast<MemberExpr>(S))
@@ -359,7 +348,7 @@ public:
   /// Whether \p S mentions the update's outcome.
   bool mentions(const Stmt *S, bool Tracking) const {
     bool Found = false;
-    walkStmts(S, [&](const Stmt *Sub) {
+    forEachStmt(S, [&](const Stmt *Sub) {
       if (const auto *E = dyn_cast<Expr>(Sub))
         Found |= carries(E, Tracking);
     });
@@ -610,7 +599,7 @@ static bool testsResultMember(const Expr *Cond, const CallExpr *Update) {
           Members.insert(ME->getMemberDecl());
   bool Found = false;
   if (!Members.empty())
-    walkStmts(Cond, [&](const Stmt *S) {
+    forEachStmt(Cond, [&](const Stmt *S) {
       if (const auto *ME = dyn_cast<MemberExpr>(S))
         Found |= Members.count(ME->getMemberDecl()) != 0;
     });
@@ -627,7 +616,7 @@ GraphUpdateFacts::firstUseIn(const FunctionDecl *FD, unsigned Depth) {
   FirstUses[Def] = std::nullopt; // recursion
   ParentMap PM(Def->getBody());
   std::optional<FirstUse> Found;
-  walkStmts(Def->getBody(), [&](const Stmt *S) {
+  forEachStmt(Def->getBody(), [&](const Stmt *S) {
     const auto *Call = dyn_cast<CallExpr>(S);
     if (Found || !Call)
       return;
@@ -706,7 +695,7 @@ const CallExpr *GraphUpdateFacts::firstCheckedRead(
     if (!FD->getBody())
       continue;
     std::unique_ptr<ParentMap> PM;
-    walkStmts(FD->getBody(), [&](const Stmt *S) {
+    forEachStmt(FD->getBody(), [&](const Stmt *S) {
       const auto *Call = dyn_cast<CallExpr>(S);
       llvm::StringRef Name = calleeName(Call);
       if (Name != "cudaGetLastError" && Name != "cudaPeekAtLastError")
@@ -732,7 +721,7 @@ GraphUpdateFacts::issuesIn(const FunctionDecl *FD) {
   if (!Body)
     return Issues;
   llvm::SmallVector<const CallExpr *, 2> Updates;
-  walkStmts(Body, [&](const Stmt *S) {
+  forEachStmt(Body, [&](const Stmt *S) {
     if (const auto *Call = dyn_cast<CallExpr>(S); Call && isUpdate(Call))
       Updates.push_back(Call);
   });
@@ -767,7 +756,7 @@ GraphUpdateFacts::issuesIn(const FunctionDecl *FD) {
       T.Status.insert(Status);
     resultLocals(Update, T);
     // Booleans made from a test of the update: `bool ok = s == cudaSuccess;`.
-    walkStmts(Body, [&](const Stmt *S) {
+    forEachStmt(Body, [&](const Stmt *S) {
       const auto *DS = dyn_cast<DeclStmt>(S);
       if (!DS)
         return;
@@ -777,7 +766,7 @@ GraphUpdateFacts::issuesIn(const FunctionDecl *FD) {
         if (!Init || !VD->getType()->isBooleanType() || T.Status.count(VD))
           continue;
         bool Mentions = false;
-        walkStmts(Init, [&](const Stmt *Sub) {
+        forEachStmt(Init, [&](const Stmt *Sub) {
           const auto *E = dyn_cast<Expr>(Sub);
           if (!E)
             return;
@@ -824,7 +813,7 @@ GraphUpdateFacts::issuesIn(const FunctionDecl *FD) {
       if (!Cond)
         continue;
       bool TestsResult = testsResultMember(Cond, Update);
-      walkStmts(Cond, [&](const Stmt *S) {
+      forEachStmt(Cond, [&](const Stmt *S) {
         if (const auto *E = dyn_cast<Expr>(S))
           TestsResult |= Walk.carriesResult(E);
       });

@@ -756,7 +756,17 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
       }
   };
 
-  if (Fork)
+  // A function that begins the capture and returns with it open, ending it
+  // nowhere itself (`ExecInit()` forks, `ExecEnd()` joins and ends): the
+  // joins may come in the caller or another method, so its forks are not
+  // judged here.
+  bool EndsHere = llvm::any_of(Flow.Sites, [&](const FlowSite &FS) {
+    return inRegion(&FS.State, Root) &&
+           Analysis.flows().eventOf(FS.Site.Callee) == CaptureEvent::End;
+  });
+  bool LeftToCaller = !EndsHere && inRegion(&Flow.Exit, Root);
+
+  if (Fork && !LeftToCaller)
     for (auto &[Stream, W] : ForkedBy) {
       if (Joined.count(Stream))
         continue;

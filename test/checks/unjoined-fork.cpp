@@ -552,3 +552,43 @@ void externalRecord(cudaStream_t s, cudaStream_t side, cudaEvent_t ev,
   cudaEventRecord(back, s);
   cudaEventSynchronize(back);
 }
+
+// Negative: one method begins the capture and forks a side stream into it,
+// another joins the side stream and ends the capture (a runner's init/end
+// pair); the first returns with the capture open on purpose.
+struct SplitRunner {
+  cudaStream_t main_ = nullptr, side_ = nullptr;
+  cudaGraph_t graph_ = nullptr;
+
+  cudaError_t execInit() {
+    cudaError_t err = cudaStreamBeginCapture(main_, cudaStreamCaptureModeGlobal);
+    if (err != cudaSuccess)
+      return err;
+    cudaEvent_t forked;
+    cudaEventCreate(&forked);
+    cudaEventRecord(forked, main_);
+    cudaStreamWaitEvent(side_, forked, 0);
+    return cudaSuccess;
+  }
+
+  cudaError_t execEnd() {
+    cudaEvent_t joined;
+    cudaEventCreate(&joined);
+    cudaEventRecord(joined, side_);
+    cudaStreamWaitEvent(main_, joined, 0);
+    return cudaStreamEndCapture(main_, &graph_);
+  }
+
+  // Positive: the same fork in a method that also ends the capture.
+  void forkAndEnd() {
+    cudaStreamBeginCapture(main_, cudaStreamCaptureModeGlobal);
+    cudaEvent_t forked;
+    cudaEventCreate(&forked);
+    cudaEventRecord(forked, main_);
+    cudaStreamWaitEvent(side_, forked, 0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamWaitEvent' forks another stream into the capture and never joins it back {{.*}}
+    // CHECK-MESSAGES: :[[@LINE-2]]:25: note: 'side_' joins the capture here{{.*}}
+    cudaStreamEndCapture(main_, &graph_);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: the capture ends here
+  }
+};
