@@ -239,12 +239,51 @@ public:
       }
       Pending[It - Seen.begin()].push_back(B);
     }
+    // Whole conditions of two `if` statements joined by `||` or `&&`
+    // (`if ((a && b) || c)` twice): known to hold, the second `if` goes to
+    // its then-branch whichever operand decides it.
+    llvm::SmallVector<const IfStmt *, 8> Ifs;
+    llvm::DenseMap<const IfStmt *, const CFGBlock *> TermOf;
+    for (const CFGBlock *B : Cfg)
+      if (const auto *If = dyn_cast_or_null<IfStmt>(B ? B->getTerminatorStmt()
+                                                       : nullptr);
+          If && B->succ_size() == 2 && !If->getConditionVariable()) {
+        const auto *Logic = dyn_cast<BinaryOperator>(
+            If->getCond()->IgnoreParenImpCasts());
+        if (Logic && Logic->isLogicalOp() &&
+            sameCondition(If->getCond(), If->getCond())) {
+          Ifs.push_back(If);
+          TermOf[If] = B;
+        }
+      }
+    for (unsigned I = 0; I < Ifs.size(); ++I) {
+      if (Repeated.size() == 64)
+        break;
+      llvm::SmallVector<const IfStmt *, 2> Group;
+      for (unsigned J = 0; J < Ifs.size(); ++J)
+        if (sameCondition(Ifs[I]->getCond(), Ifs[J]->getCond()))
+          Group.push_back(Ifs[J]);
+      if (Group.size() < 2 || Group.front() != Ifs[I])
+        continue;
+      unsigned C = Repeated.size();
+      for (const IfStmt *If : Group)
+        for (const CFGBlock *B : Cfg)
+          if (B && (B == TermOf[If] ||
+                    (B->getTerminatorStmt() &&
+                     insideCondition(B->getTerminatorStmt(), If))))
+            WholeOf[B] = {C, TermOf[If]};
+      Reps.push_back(Ifs[I]->getCond());
+      Whole.push_back(true);
+      Repeated.emplace_back();
+      conditionDecls(Ifs[I]->getCond(), Repeated.back());
+    }
     for (unsigned I = 0; I < Seen.size(); ++I) {
-      if (Pending[I].size() < 2 || Repeated.size() == 32)
+      if (Pending[I].size() < 2 || Repeated.size() == 64)
         continue;
       for (const CFGBlock *B : Pending[I])
         ClassOf[B] = Repeated.size();
       Reps.push_back(Seen[I]);
+      Whole.push_back(false);
       Repeated.emplace_back();
       conditionDecls(Seen[I], Repeated.back());
     }
@@ -265,6 +304,10 @@ public:
     Work.push_back(First);
     while (!Work.empty()) {
       Item I = Work.pop_back_val();
+      // Paths told apart by what they know of repeated conditions: past a
+      // budget, new paths forget it (the walk without correlation).
+      if (Seen.size() > 20000)
+        I.KnownMask = I.KnownValue = 0;
       if (I.First == 0 && !Seen.insert({I.Block->getBlockID(), I.Tracking,
                                         I.Tested, I.KnownMask, I.KnownValue})
                                .second)
@@ -362,8 +405,8 @@ private:
     bool Tracking; // the status locals still hold the update's status
     bool Tested;   // the path took a way a test of the update decided
     // The repeated conditions the path has tested, and their values.
-    uint32_t KnownMask;
-    uint32_t KnownValue;
+    uint64_t KnownMask;
+    uint64_t KnownValue;
   };
 
   /// The repeated conditions the `if` statements around the update decide:
@@ -377,6 +420,11 @@ private:
       if (!If || Child == If->getCond() || If->getInit() == Child)
         continue;
       bool Then = Child == If->getThen();
+      for (unsigned C = 0; C < Reps.size(); ++C)
+        if (Whole[C] && Then && sameCondition(Reps[C], If->getCond())) {
+          I.KnownMask |= uint64_t(1) << C;
+          I.KnownValue |= uint64_t(1) << C;
+        }
       llvm::SmallVector<const Expr *, 4> Leaves{If->getCond()};
       while (!Leaves.empty()) {
         const Expr *E = Leaves.pop_back_val()->IgnoreParenImpCasts();
@@ -387,13 +435,21 @@ private:
           continue;
         }
         for (unsigned C = 0; C < Reps.size(); ++C)
-          if (sameCondition(Reps[C], E)) {
-            I.KnownMask |= 1u << C;
-            I.KnownValue = Then ? (I.KnownValue | 1u << C)
-                                : (I.KnownValue & ~(1u << C));
+          if (!Whole[C] && sameCondition(Reps[C], E)) {
+            I.KnownMask |= uint64_t(1) << C;
+            I.KnownValue = Then ? (I.KnownValue | uint64_t(1) << C)
+                                : (I.KnownValue & ~(uint64_t(1) << C));
           }
       }
     }
+  }
+
+  /// Whether \p S is part of the condition of \p If.
+  bool insideCondition(const Stmt *S, const IfStmt *If) const {
+    for (const Stmt *P = S; P; P = PM.getParent(P))
+      if (P == If->getCond())
+        return true;
+    return false;
   }
 
   /// A write to what a repeated condition reads forgets its value.
@@ -412,7 +468,7 @@ private:
       if (llvm::any_of(Written, [&](const ValueDecl *D) {
             return Repeated[C].count(D);
           }))
-        I.KnownMask &= ~(1u << C);
+        I.KnownMask &= ~(uint64_t(1) << C);
   }
 
   void step(Item I) {
@@ -474,12 +530,22 @@ private:
       ReachedExitTested |= I.Tested;
       return;
     }
+    // The second test of a whole condition known to hold: straight to its
+    // then-branch.
+    if (auto W = WholeOf.find(B); W != WholeOf.end() &&
+                                  (I.KnownMask & (uint64_t(1) << W->second.first)) &&
+                                  (I.KnownValue & (uint64_t(1) << W->second.first))) {
+      if (const CFGBlock *Then = W->second.second->succ_begin()->getReachableBlock())
+        Work.push_back({Then, 0, I.Tracking, I.Tested, I.KnownMask,
+                        I.KnownValue});
+      return;
+    }
     Truth Decided = Truth::Unknown;
     if (const Expr *Cond = effectiveCondition(*B))
       Decided = evaluate(Cond, I.Tracking);
     bool ByUpdate = Decided != Truth::Unknown;
     auto Class = ClassOf.find(B);
-    uint32_t Bit = Class == ClassOf.end() ? 0 : 1u << Class->second;
+    uint64_t Bit = Class == ClassOf.end() ? 0 : uint64_t(1) << Class->second;
     if (!ByUpdate && (I.KnownMask & Bit))
       Decided = (I.KnownValue & Bit) ? Truth::True : Truth::False;
     unsigned Edge = 0;
@@ -523,11 +589,17 @@ private:
   llvm::function_ref<std::pair<bool, const CallExpr *>(const CallExpr *)>
       CalleeUse;
   llvm::SmallVector<Item, 16> Work;
-  std::set<std::tuple<unsigned, bool, bool, uint32_t, uint32_t>> Seen;
+  std::set<std::tuple<unsigned, bool, bool, uint64_t, uint64_t>> Seen;
   /// Blocks testing a repeated condition, by class; what each class reads.
   llvm::DenseMap<const CFGBlock *, unsigned> ClassOf;
   llvm::SmallVector<llvm::SmallPtrSet<const ValueDecl *, 4>, 4> Repeated;
   llvm::SmallVector<const Expr *, 4> Reps;
+  /// Per class: a whole `if` condition rather than one operand.
+  llvm::SmallVector<bool, 4> Whole;
+  /// Blocks testing part of a whole condition of a class: the class and the
+  /// block ending that `if` (its first successor is the then-branch).
+  llvm::DenseMap<const CFGBlock *, std::pair<unsigned, const CFGBlock *>>
+      WholeOf;
 };
 
 } // namespace

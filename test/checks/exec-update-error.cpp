@@ -43,6 +43,8 @@ void launchWork(cudaStream_t s);
 
 bool useGraphs = true;
 bool launchNow = true;
+bool peerCopies = false;
+int device = 0;
 
 struct Replayer {
   cudaGraph_t graph = nullptr;
@@ -165,6 +167,21 @@ struct Replayer {
       }
     }
     if (useGraphs) {
+      TOLERATE_UPDATE_FAILURE();
+      DIE_ON_ERROR(cudaGraphLaunch(exec, s));
+    }
+  }
+
+  // Negative: the same with a condition of several operands joined by `||`:
+  // the second `if` holds wherever the first did.
+  void refreshUnderDisjunction(cudaStream_t s) {
+    if ((peerCopies && useGraphs && device == 0) || (!peerCopies && useGraphs)) {
+      if (cudaGraphExecUpdate(exec, graph, nullptr) != cudaSuccess) {
+        DIE_ON_ERROR(cudaGraphExecDestroy(exec));
+        DIE_ON_ERROR(cudaGraphInstantiate(&exec, graph, 0));
+      }
+    }
+    if ((peerCopies && useGraphs && device == 0) || (!peerCopies && useGraphs)) {
       TOLERATE_UPDATE_FAILURE();
       DIE_ON_ERROR(cudaGraphLaunch(exec, s));
     }
