@@ -644,8 +644,6 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
   for (const FlowSite &FS : Flow.Sites)
     if (inRegion(&FS.State, Root))
       Walk.visit(FS.Site, Top, 0);
-  if (Walk.Opaque || Walk.Ops.empty())
-    return;
 
   // The stream the capture begins on.
   Handle Origin;
@@ -672,7 +670,17 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
         Origin = OriginIn(Call, F);
         break;
       }
+    // What the wrapper does after its begin is part of this region (a
+    // fork it makes before returning the capture open).
+    if (Walk.Active.insert(Via->getCanonicalDecl()).second) {
+      for (const FlowSite &FS : Analysis.flows().flow(Via, false).Sites)
+        if (FS.State.capturing())
+          Walk.visit(FS.Site, F, 1);
+      Walk.Active.erase(Via->getCanonicalDecl());
+    }
   }
+  if (Walk.Opaque || Walk.Ops.empty())
+    return;
   if (!Origin.valid() || Origin.Id == &LegacyTag || Origin.Id == &PerThreadTag)
     return;
 

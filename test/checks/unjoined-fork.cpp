@@ -592,3 +592,11 @@ struct SplitRunner {
     // CHECK-MESSAGES: :[[@LINE-1]]:5: note: the capture ends here
   }
 };
+
+// Negative: a caller runs both halves; the side stream's record in
+// execEnd is part of the capture through the fork execInit made.
+void runSplit(SplitRunner &Runner) {
+  if (Runner.execInit() != cudaSuccess)
+    return;
+  Runner.execEnd();
+}
