@@ -152,6 +152,29 @@ void forEachStmt(const Stmt *S, llvm::function_ref<void(const Stmt *)> Fn) {
     forEachStmt(Child, Fn);
 }
 
+const Expr *assignedBy(const Stmt *S, bool *Plain) {
+  if (Plain)
+    *Plain = false;
+  if (const auto *BO = dyn_cast_or_null<BinaryOperator>(S);
+      BO && BO->isAssignmentOp()) {
+    if (Plain)
+      *Plain = BO->getOpcode() == BO_Assign;
+    return BO->getLHS();
+  }
+  if (const auto *UO = dyn_cast_or_null<UnaryOperator>(S);
+      UO && UO->isIncrementDecrementOp())
+    return UO->getSubExpr();
+  if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(S);
+      Op && Op->getNumArgs() >= 1 &&
+      (Op->isAssignmentOp() || Op->getOperator() == OO_PlusPlus ||
+       Op->getOperator() == OO_MinusMinus)) {
+    if (Plain)
+      *Plain = Op->getOperator() == OO_Equal;
+    return Op->getArg(0);
+  }
+  return nullptr;
+}
+
 /// The condition a branch statement tests.
 static const Expr *conditionOf(const Stmt *S) {
   if (const auto *If = dyn_cast<IfStmt>(S))
@@ -441,16 +464,7 @@ static bool writesStorage(const Stmt *S,
                           const llvm::SmallPtrSetImpl<const Decl *> &Read) {
   if (!S || isa<LambdaExpr>(S))
     return false;
-  const Expr *Target = nullptr;
-  if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isAssignmentOp())
-    Target = BO->getLHS();
-  else if (const auto *UO = dyn_cast<UnaryOperator>(S);
-           UO && UO->isIncrementDecrementOp())
-    Target = UO->getSubExpr();
-  else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
-           Op && Op->isAssignmentOp() && Op->getNumArgs() >= 1)
-    Target = Op->getArg(0);
-  if (Target)
+  if (const Expr *Target = assignedBy(S))
     if (const Decl *D = storageOf(Target); D && Read.contains(D))
       return true;
   for (const Stmt *Child : S->children())
@@ -1033,14 +1047,14 @@ private:
     };
     const VarDecl *Var = nullptr;
     std::optional<bool> Value;
-    if (const auto *BO = dyn_cast<BinaryOperator>(St);
-        BO && BO->isAssignmentOp()) {
-      Var = FlagOf(BO->getLHS());
-      if (BO->getOpcode() == BO_Assign)
-        Value = Constant(BO->getRHS());
+    bool Plain = false;
+    if (const Expr *Target = assignedBy(St, &Plain)) {
+      Var = FlagOf(Target);
+      if (Plain)
+        if (const auto *BO = dyn_cast<BinaryOperator>(St))
+          Value = Constant(BO->getRHS());
     } else if (const auto *U = dyn_cast<UnaryOperator>(St);
-               U && (U->isIncrementDecrementOp() ||
-                     U->getOpcode() == UO_AddrOf)) {
+               U && U->getOpcode() == UO_AddrOf) {
       Var = FlagOf(U->getSubExpr());
     } else if (const auto *DS = dyn_cast<DeclStmt>(St); DS && DS->isSingleDecl()) {
       if (const auto *VD = dyn_cast<VarDecl>(DS->getSingleDecl());

@@ -162,6 +162,11 @@ bool abandonsFunction(const CFGBlock &B);
 /// Calls \p Fn on every statement of \p S in source order, not descending
 /// into lambdas (their bodies are functions of their own).
 void forEachStmt(const Stmt *S, llvm::function_ref<void(const Stmt *)> Fn);
+/// What \p S stores into, when \p S itself is a store: the left side of an
+/// assignment (plain, compound, or an overloaded `operator=`, `+=`, ...) or
+/// the operand of `++`/`--`; null otherwise. \p Plain, when given, says
+/// whether the store is a plain `=` (its right side is then the new value).
+const Expr *assignedBy(const Stmt *S, bool *Plain = nullptr);
 
 class FlowEngine {
 public:

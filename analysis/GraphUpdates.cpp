@@ -454,12 +454,7 @@ private:
 
   /// A write to what a repeated condition reads forgets its value.
   void forgetWritten(const Stmt *S, Item &I) const {
-    const Expr *Target = nullptr;
-    if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isAssignmentOp())
-      Target = BO->getLHS();
-    else if (const auto *UO = dyn_cast<UnaryOperator>(S);
-             UO && UO->isIncrementDecrementOp())
-      Target = UO->getSubExpr();
+    const Expr *Target = assignedBy(S);
     if (!Target || !I.KnownMask)
       return;
     llvm::SmallPtrSet<const ValueDecl *, 4> Written;

@@ -443,6 +443,53 @@ static void forEachLaunchParameter(
   }
 }
 
+/// Whether objects of \p T hold their storage through a `std::shared_ptr`
+/// (in a field or base, a few levels down): copies of such an object share
+/// the storage, and one going away frees nothing while another lives.
+static bool sharedOwnership(QualType T, unsigned Depth = 0) {
+  const auto *RD = T.isNull() ? nullptr : T->getAsCXXRecordDecl();
+  if (!RD || Depth > 3)
+    return false;
+  if (RD->isInStdNamespace())
+    return RD->getName() == "shared_ptr";
+  RD = RD->getDefinition();
+  if (!RD)
+    return false;
+  for (const FieldDecl *F : RD->fields())
+    if (sharedOwnership(F->getType(), Depth + 1))
+      return true;
+  for (const CXXBaseSpecifier &B : RD->bases())
+    if (sharedOwnership(B.getType(), Depth + 1))
+      return true;
+  return false;
+}
+
+/// Whether local \p VD is a view of storage another object keeps alive: an
+/// object of a shared-ownership class (sharedOwnership) that is not built
+/// fresh by a constructor of its own or a factory, but copied from another
+/// object or returned by a method of one (`auto rows = m.slice_rows(0, n);`).
+/// Its scope end
+/// frees nothing the other object still holds.
+static bool sharedView(const VarDecl *VD) {
+  if (!sharedOwnership(VD->getType()))
+    return false;
+  const Expr *Init = VD->getInit();
+  if (!Init)
+    return false;
+  Init = Init->IgnoreImplicit();
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Init)) {
+    const CXXConstructorDecl *Ctor = Construct->getConstructor();
+    if (!Ctor || !Ctor->isCopyOrMoveConstructor() ||
+        Construct->getNumArgs() < 1)
+      return false; // made here: its own storage
+    Init = Construct->getArg(0)->IgnoreImplicit();
+  }
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Init))
+    return MC->getImplicitObjectArgument() &&
+           MC->getImplicitObjectArgument()->isGLValue();
+  return isa<DeclRefExpr>(Init) || isa<MemberExpr>(Init);
+}
+
 /// The local variable whose storage \p E hands over by address: `&x`,
 /// `&v[0]`, `v.data()`, an array decaying to a pointer. Automatic variables
 /// only (their storage ends with their scope); null otherwise.
@@ -478,7 +525,7 @@ static const VarDecl *addressedLocal(const Expr *E) {
   const auto *DRE = dyn_cast_or_null<DeclRefExpr>(Object);
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
   if (!VD || !VD->hasLocalStorage() || VD->getType()->isReferenceType() ||
-      VD->getType()->isPointerType())
+      VD->getType()->isPointerType() || sharedView(VD))
     return nullptr;
   return VD;
 }

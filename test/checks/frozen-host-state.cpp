@@ -653,6 +653,48 @@ struct StagedGraph {
   void run(cudaStream_t s) { cudaGraphLaunch(exec_, s); }
 };
 
+// A matrix that holds its storage through a shared_ptr: a slice made by a
+// method of a live matrix shares that storage, so its scope end frees
+// nothing; a matrix made here owns its storage.
+struct SharedBlock {
+  std::shared_ptr<float> mem;
+};
+struct DeviceMatrix {
+  float *ptr = nullptr;
+  SharedBlock block;
+  DeviceMatrix() = default;
+  explicit DeviceMatrix(int n);
+  DeviceMatrix(float *p, SharedBlock b) : ptr(p), block(b) {}
+  float *data() const { return ptr; }
+  DeviceMatrix rows(int from) const { return DeviceMatrix(ptr + from, block); }
+};
+__global__ void scaleRows(float *p);
+
+struct SliceRunner {
+  DeviceMatrix whole{64};
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  void buildSlice(cudaStream_t s) {
+    DeviceMatrix tail = whole.rows(32);
+    DeviceMatrix alias = whole;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    scaleRows<<<1, 32, 0, s>>>(tail.data());
+    scaleRows<<<1, 32, 0, s>>>(alias.data());
+    cudaStreamEndCapture(s, &graph_);
+    cudaGraphInstantiate(&exec_, graph_, 0);
+  }
+  void buildOwn(cudaStream_t s) {
+    DeviceMatrix scratch(64);
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    scaleRows<<<1, 32, 0, s>>>(scratch.data());
+    cudaStreamEndCapture(s, &graph_);
+    cudaGraphInstantiate(&exec_, graph_, 0);
+  }
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scratch' goes out of scope when 'buildOwn' returns, while a graph
+  // CHECK-MESSAGES: :[[@LINE-5]]:32: note: the graph is given the address of 'scratch' here during capture
+  void run(cudaStream_t s) { cudaGraphLaunch(exec_, s); }
+};
+
 // Freed between two replays in one function.
 void freedThenReplayed(float *d, cudaStream_t s) {
   cudaGraph_t graph;
