@@ -805,7 +805,12 @@ private:
       Cond = L;
       FailedWhenTrue = Op->getOperator() == OO_ExclaimEqual;
     }
-    // An error code is true on failure; a boolean result on success.
+    // A checking function that says how it reads the status it is given
+    // (`print_if_error(begin(...), ...)` is true on failure); otherwise an
+    // error code is true on failure, a boolean result on success.
+    if (!FailedWhenTrue)
+      if (std::optional<bool> OnSuccess = checkerPolarity(Cond))
+        FailedWhenTrue = !*OnSuccess;
     if (!FailedWhenTrue)
       FailedWhenTrue = !Cond->getType()->isBooleanType();
     bool TrueFails = *FailedWhenTrue != Negated;
@@ -874,6 +879,10 @@ private:
         return Call;
       if (Call->getNumArgs() == 1)
         return resultOf(Call->getArg(0), Depth + 1, At, Pred);
+      // `check(status, #call, __FILE__, __LINE__)`: the argument the
+      // checking function tests.
+      if (std::optional<unsigned> Arg = testedArgument(Call))
+        return resultOf(Call->getArg(*Arg), Depth + 1, At, Pred);
       return nullptr;
     }
     const auto *DRE = dyn_cast<DeclRefExpr>(X);
@@ -898,6 +907,122 @@ private:
       }
     });
     return resultOf(Last, Depth + 1, At, Pred);
+  }
+
+  /// For a call of a bool function that tests the status passed in one of
+  /// its arguments: whether it is true when that status is success; none
+  /// when the callee's body does not say (see statusPolarity).
+  std::optional<bool> checkerPolarity(const Expr *Cond) {
+    const auto *Call = dyn_cast<CallExpr>(Cond->IgnoreParenImpCasts());
+    if (!Call || !Call->getType()->isBooleanType())
+      return std::nullopt;
+    std::optional<unsigned> Arg = testedArgument(Call);
+    if (!Arg)
+      return std::nullopt;
+    return trueOnSuccess(Call->getDirectCallee(), *Arg, 0);
+  }
+
+  /// The argument of \p Call that its callee tests as a status (the one
+  /// trueOnSuccess knows), when there is exactly one.
+  std::optional<unsigned> testedArgument(const CallExpr *Call) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (!FD || !FD->getReturnType()->isBooleanType())
+      return std::nullopt;
+    std::optional<unsigned> Found;
+    for (unsigned I = 0; I < Call->getNumArgs() && I < FD->getNumParams(); ++I)
+      if (trueOnSuccess(FD, I, 0)) {
+        if (Found)
+          return std::nullopt;
+        Found = I;
+      }
+    return Found;
+  }
+
+  /// Whether \p FD, a bool function, returns true when its parameter
+  /// \p Param holds a success status: `return err == cudaSuccess;`,
+  /// `return !is_success(err);`, or a first statement `if (<test of err>)
+  /// return <constant>;` (`if (is_success(err)) return false; ... return
+  /// true;`). None when the body tests the parameter some other way.
+  std::optional<bool> trueOnSuccess(const FunctionDecl *FD, unsigned Param,
+                                    unsigned Depth) {
+    if (!FD || Depth > 3 || Param >= FD->getNumParams() ||
+        !FD->getReturnType()->isBooleanType())
+      return std::nullopt;
+    const FunctionDecl *Def = nullptr;
+    if (!FD->hasBody(Def) || !Def)
+      return std::nullopt;
+    const auto *Body = dyn_cast_or_null<CompoundStmt>(Def->getBody());
+    if (!Body || Body->body_empty())
+      return std::nullopt;
+    const ParmVarDecl *P = Def->getParamDecl(Param);
+    const Stmt *First = Body->body_front();
+    if (const auto *Ret = dyn_cast<ReturnStmt>(First))
+      return statusPolarity(Ret->getRetValue(), P, Depth);
+    const auto *If = dyn_cast<IfStmt>(First);
+    if (!If || If->getElse() || If->getInit() || If->getConditionVariable())
+      return std::nullopt;
+    const Stmt *Then = If->getThen();
+    if (const auto *CS = dyn_cast<CompoundStmt>(Then); CS && CS->size() == 1)
+      Then = CS->body_front();
+    const auto *Ret = dyn_cast<ReturnStmt>(Then);
+    const auto *Literal =
+        Ret && Ret->getRetValue()
+            ? dyn_cast<CXXBoolLiteralExpr>(Ret->getRetValue()->IgnoreParenImpCasts())
+            : nullptr;
+    if (!Literal)
+      return std::nullopt;
+    std::optional<bool> CondOnSuccess = statusPolarity(If->getCond(), P, Depth);
+    if (!CondOnSuccess)
+      return std::nullopt;
+    // The condition holds on success: the constant is what success returns.
+    return *CondOnSuccess ? Literal->getValue() : !Literal->getValue();
+  }
+
+  /// Whether \p E, a test of the status in \p P, is true on success.
+  std::optional<bool> statusPolarity(const Expr *E, const ParmVarDecl *P,
+                                     unsigned Depth) {
+    if (!E)
+      return std::nullopt;
+    E = E->IgnoreParenImpCasts();
+    if (const auto *UO = dyn_cast<UnaryOperator>(E);
+        UO && UO->getOpcode() == UO_LNot) {
+      std::optional<bool> Inner = statusPolarity(UO->getSubExpr(), P, Depth);
+      return Inner ? std::optional<bool>(!*Inner) : std::nullopt;
+    }
+    auto IsParam = [&](const Expr *X) {
+      const auto *DRE = dyn_cast<DeclRefExpr>(X->IgnoreParenImpCasts());
+      return DRE && DRE->getDecl() == P;
+    };
+    const Expr *L = nullptr, *R = nullptr;
+    std::optional<bool> Equal;
+    if (const auto *BO = dyn_cast<BinaryOperator>(E);
+        BO && (BO->getOpcode() == BO_EQ || BO->getOpcode() == BO_NE)) {
+      L = BO->getLHS()->IgnoreParenImpCasts();
+      R = BO->getRHS()->IgnoreParenImpCasts();
+      Equal = BO->getOpcode() == BO_EQ;
+    } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+               Op && Op->getNumArgs() == 2 &&
+               (Op->getOperator() == OO_EqualEqual ||
+                Op->getOperator() == OO_ExclaimEqual)) {
+      L = Op->getArg(0)->IgnoreParenImpCasts();
+      R = Op->getArg(1)->IgnoreParenImpCasts();
+      Equal = Op->getOperator() == OO_EqualEqual;
+    }
+    if (Equal) {
+      if (isSuccess(L))
+        std::swap(L, R);
+      if (isSuccess(R) && IsParam(L))
+        return *Equal;
+      return std::nullopt;
+    }
+    if (IsParam(E))
+      return E->getType()->isBooleanType() ? std::nullopt
+                                           : std::optional<bool>(false);
+    if (const auto *Call = dyn_cast<CallExpr>(E))
+      for (unsigned I = 0; I < Call->getNumArgs(); ++I)
+        if (IsParam(Call->getArg(I)))
+          return trueOnSuccess(Call->getDirectCallee(), I, Depth + 1);
+    return std::nullopt;
   }
 
   static bool isSuccess(const Expr *E) {

@@ -24,17 +24,20 @@ struct Handle {
   const void *Id = nullptr;   // storage, the function returning it, or a tag
   const void *Base = nullptr; // the object a method returning it is called on
   unsigned Instance = 0;      // the walk of a function a local belongs to
+  int64_t Element = -1;       // an element of an array, by constant index
 
   bool valid() const { return Id != nullptr; }
   bool isTag() const {
     return Id == &CurrentTag || Id == &LegacyTag || Id == &PerThreadTag;
   }
+  Handle whole() const { return {Id, Base, Instance}; }
   friend bool operator==(const Handle &A, const Handle &B) {
-    return A.Id == B.Id && A.Base == B.Base && A.Instance == B.Instance;
+    return A.Id == B.Id && A.Base == B.Base && A.Instance == B.Instance &&
+           A.Element == B.Element;
   }
   friend bool operator<(const Handle &A, const Handle &B) {
-    return std::tie(A.Id, A.Base, A.Instance) <
-           std::tie(B.Id, B.Base, B.Instance);
+    return std::tie(A.Id, A.Base, A.Instance, A.Element) <
+           std::tie(B.Id, B.Base, B.Instance, B.Element);
   }
 };
 
@@ -246,8 +249,33 @@ public:
     return F.Current;
   }
 
-  /// The stream or event \p E names in frame \p F.
+  /// Arrays of streams or events some use under the region indexes with a
+  /// value the walk does not know: their elements are one handle.
+  std::set<Handle> VariablyIndexed;
+
+  /// \p H, or the whole array when an element of one indexed by value.
+  Handle normalize(Handle H) const {
+    if (H.Element >= 0 && VariablyIndexed.count(H.whole()))
+      return H.whole();
+    return H;
+  }
+
+  /// Once the walk is done: every element of an array also indexed by a
+  /// value is the whole array.
+  void collapseIndexedArrays() {
+    for (Op &O : Ops) {
+      O.Stream = normalize(O.Stream);
+      O.Event = normalize(O.Event);
+    }
+  }
+
+  /// The stream or event \p E names in frame \p F: an element of an array
+  /// indexed by a constant (`streams[2]`) is a handle of its own.
   Handle resolve(const Expr *E, const Frame &F, unsigned Depth = 0) {
+    return normalize(resolveRaw(E, F, Depth));
+  }
+
+  Handle resolveRaw(const Expr *E, const Frame &F, unsigned Depth = 0) {
     if (!E || Depth > 12)
       return {};
     E = E->IgnoreParens();
@@ -322,8 +350,21 @@ public:
         return resolve(UO->getSubExpr(), F, Depth + 1);
       return {};
     }
-    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
-      return resolve(AS->getBase(), F, Depth + 1); // the array as a whole
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E)) {
+      Handle Array = resolve(AS->getBase(), F, Depth + 1);
+      if (!Array.valid() || Array.isTag() || Array.Element >= 0)
+        return Array.whole();
+      Expr::EvalResult Index;
+      if (!AS->getIdx()->isValueDependent() &&
+          AS->getIdx()->EvaluateAsInt(Index, Analysis.context()) &&
+          Index.Val.getInt().isNonNegative()) {
+        Handle Element = Array;
+        Element.Element = Index.Val.getInt().getLimitedValue(INT64_MAX);
+        return Element;
+      }
+      VariablyIndexed.insert(Array);
+      return Array; // the array as a whole
+    }
     if (const auto *ME = dyn_cast<MemberExpr>(E)) {
       const auto *FD = dyn_cast<FieldDecl>(ME->getMemberDecl());
       if (!FD)
@@ -631,6 +672,24 @@ static const Expr *plainRecordedEvent(CaptureAnalysis &Analysis,
   return Call->getArg(0);
 }
 
+/// Whether the arguments of \p Call name no parameter and nothing of
+/// `this`: the streams and events it uses are the function's own choice.
+static bool namesOwnHandles(const CallExpr *Call) {
+  bool Own = true;
+  auto Visit = [&](const Stmt *S) {
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
+        DRE && isa<ParmVarDecl>(DRE->getDecl()))
+      Own = false;
+    if (isa<CXXThisExpr>(S))
+      Own = false;
+  };
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+    forEachStmt(MC->getImplicitObjectArgument(), Visit);
+  for (const Expr *Arg : Call->arguments())
+    forEachStmt(Arg, Visit);
+  return Own;
+}
+
 static bool inRegion(const CaptureState *State, const RegionRoot &Root) {
   return State && llvm::is_contained(State->Roots, &Root);
 }
@@ -681,6 +740,8 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
   }
   if (Walk.Opaque || Walk.Ops.empty())
     return;
+  Walk.collapseIndexedArrays();
+  Origin = Walk.normalize(Origin);
   if (!Origin.valid() || Origin.Id == &LegacyTag || Origin.Id == &PerThreadTag)
     return;
 
@@ -728,14 +789,19 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
         .str();
   };
   // A record or wait in a function the region calls is reported at that
-  // call in the region: the helper may be right, the region's use of it is
-  // not. The lead names what is called there.
+  // call in the region when the helper works on the streams and events it
+  // is given (parameters, the object it is called on): the helper may be
+  // right, the region's use of it is not. The lead names what is called
+  // there. A helper that names its own streams and events (globals, its
+  // locals) is wrong wherever it runs: the record or wait itself is
+  // reported, with the calls that lead to it as notes.
   auto AnchorOf = [&](const Op &O, std::string &Lead,
                       SourceRange &Range) -> SourceLocation {
     const Frame *Outer = O.In;
     while (Outer && Outer->Parent && Outer->Parent->Parent)
       Outer = Outer->Parent;
     if (Outer && Outer->Parent && Outer->CallLoc.isValid() &&
+        !namesOwnHandles(O.Call) &&
         Analysis.isUserLocation(Outer->CallLoc)) {
       Lead = "'" + displayName(Outer->Function) + "'";
       Range = Outer->CallStmt ? Outer->CallStmt->getSourceRange()

@@ -213,6 +213,55 @@ bool flagBeforeBegin(cudaStream_t s, cudaGraph_t *g, bool other) {
   return true;
 }
 
+// A checking function that is true on failure: the begin's failure edge
+// has no capture open, the return after the captured work does.
+template <typename T> bool statusIsOk(const T &status) {
+  return status == cudaSuccess;
+}
+template <typename T>
+bool reportIfFailed(const T &status, const char *what, const char *file,
+                    int line) {
+  if (statusIsOk(status))
+    return false;
+  (void)what, (void)file, (void)line;
+  return true;
+}
+#define SKIP_ON_FAILURE(call)                                                  \
+  if (reportIfFailed((call), #call, __FILE__, __LINE__)) {                     \
+    return;                                                                    \
+  }
+
+void skipAfterBegin(cudaStream_t s, cudaGraph_t *g) {
+  SKIP_ON_FAILURE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  cudaError_t last = launchAll(s);
+  SKIP_ON_FAILURE(last);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: this path returns while the capture it began is still open
+  // CHECK-MESSAGES: :[[@LINE-4]]:19: note: CUDA graph capture begins here (global mode)
+  SKIP_ON_FAILURE(cudaStreamEndCapture(s, g));
+}
+
+// Negative: the same checks with nothing between begin and end that returns.
+void skipClean(cudaStream_t s, cudaGraph_t *g) {
+  SKIP_ON_FAILURE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  launchAll(s);
+  SKIP_ON_FAILURE(cudaStreamEndCapture(s, g));
+}
+
+// Negative: a checker that is true on success (`if (!ok(...)) return`).
+template <typename T> bool succeeded(const T &status, int line) {
+  if (status != cudaSuccess)
+    return false;
+  (void)line;
+  return true;
+}
+void okChecked(cudaStream_t s, cudaGraph_t *g) {
+  if (!succeeded(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal),
+                 __LINE__))
+    return;
+  launchAll(s);
+  cudaStreamEndCapture(s, g);
+}
+
 // Negative: returning from main ends the program, like exit().
 int main(int argc, char **argv) {
   cudaStream_t s = nullptr;

@@ -600,3 +600,57 @@ void runSplit(SplitRunner &Runner) {
     return;
   Runner.execEnd();
 }
+
+// Streams and events kept in arrays and named by constant indices are each
+// their own: a stream waiting on an element recorded on another element
+// outside the capture, and one element forked and never joined, are found.
+cudaStream_t laneMain;
+cudaStream_t laneStreams[4];
+cudaEvent_t laneEvents[4];
+
+void laneSetup(float *x, int n) {
+  cudaMemsetAsync(x, 0, n, laneStreams[1]);
+  cudaEventRecord(laneEvents[1], laneStreams[1]);
+}
+
+void laneStages(float *x, int n) {
+  cudaStreamWaitEvent(laneMain, laneEvents[1], 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' waits on an event recorded outside the capture
+  // CHECK-MESSAGES: :[[@LINE-6]]:3: note: the event is recorded here, on 'laneStreams[1]', a stream outside the capture
+  // CHECK-MESSAGES: :[[@LINE+18]]:3: note: 'laneStages' is called here during capture
+  cudaEventRecord(laneEvents[2], laneMain);
+  cudaStreamWaitEvent(laneStreams[2], laneEvents[2], 0);
+  scale<<<1, 32, 0, laneStreams[2]>>>(x, n);
+  cudaEventRecord(laneEvents[3], laneStreams[2]);
+  cudaStreamWaitEvent(laneMain, laneEvents[3], 0);
+  cudaEventRecord(laneEvents[0], laneMain);
+  cudaStreamWaitEvent(laneStreams[3], laneEvents[0], 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamWaitEvent' forks another stream into the capture and never joins it back
+  // CHECK-MESSAGES: :[[@LINE-2]]:23: note: 'laneStreams[3]' joins the capture here
+  // CHECK-MESSAGES: :[[@LINE+8]]:3: note: 'laneStages' is called here during capture
+  scale<<<1, 32, 0, laneStreams[3]>>>(x, n);
+}
+
+void laneCapture(float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(laneMain, cudaStreamCaptureModeGlobal);
+  laneSetup(x, n);
+  laneStages(x, n);
+  cudaStreamEndCapture(laneMain, &g);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: the capture ends here
+}
+
+// An array also indexed by a value is one handle: what element a loop
+// reaches is not known, so no element is told apart from another.
+void laneLoop(cudaStream_t s, float *x, int n) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(laneEvents[0], s);
+  for (int i = 1; i < 4; ++i) {
+    cudaStreamWaitEvent(laneStreams[i], laneEvents[0], 0);
+    scale<<<1, 32, 0, laneStreams[i]>>>(x, n);
+    cudaEventRecord(laneEvents[i], laneStreams[i]);
+  }
+  cudaStreamWaitEvent(s, laneEvents[3], 0);
+  cudaStreamEndCapture(s, &g);
+}
