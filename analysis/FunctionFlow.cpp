@@ -955,6 +955,11 @@ private:
     if (!Body || Body->body_empty())
       return std::nullopt;
     const ParmVarDecl *P = Def->getParamDecl(Param);
+    // A status is an error code: an enumeration or an integer, not a
+    // pointer, a flag or an object.
+    QualType Status = P->getType().getNonReferenceType();
+    if (Status->isBooleanType() || !Status->isIntegralOrEnumerationType())
+      return std::nullopt;
     const Stmt *First = Body->body_front();
     if (const auto *Ret = dyn_cast<ReturnStmt>(First))
       return statusPolarity(Ret->getRetValue(), P, Depth);
@@ -1016,8 +1021,7 @@ private:
       return std::nullopt;
     }
     if (IsParam(E))
-      return E->getType()->isBooleanType() ? std::nullopt
-                                           : std::optional<bool>(false);
+      return std::optional<bool>(false); // a non-zero code is a failure
     if (const auto *Call = dyn_cast<CallExpr>(E))
       for (unsigned I = 0; I < Call->getNumArgs(); ++I)
         if (IsParam(Call->getArg(I)))

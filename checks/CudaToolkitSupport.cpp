@@ -54,9 +54,42 @@ static std::string findInSearchPath(HeaderSearch &HS, FileManager &FM,
   return "";
 }
 
+/// Visual Studio's formatter writes kernel launches `k << <grid, block >> >
+/// (args)`, which nvcc accepts and clang does not. The main file's launches
+/// are respelled `<<< ` and `>>> ` in place: the same length, so every
+/// location, diagnostic and fix stays where it is in the file on disk. A
+/// `>> >` is respelled only as the close of a `<< <` before the next `;`
+/// (`vector<vector<vector<int>> >` elsewhere is left alone).
+static void respellLaunches(SourceManager &SM) {
+  FileID Main = SM.getMainFileID();
+  OptionalFileEntryRef File = SM.getFileEntryRefForID(Main);
+  if (!File || SM.isFileOverridden(*File))
+    return;
+  std::optional<llvm::MemoryBufferRef> Buffer = SM.getBufferOrNone(Main);
+  if (!Buffer || Buffer->getBuffer().find("<< <") == llvm::StringRef::npos)
+    return;
+  std::string Text = Buffer->getBuffer().str();
+  bool Changed = false;
+  for (size_t Open = Text.find("<< <"); Open != std::string::npos;
+       Open = Text.find("<< <", Open + 4)) {
+    size_t Close = Text.find(">> >", Open + 4);
+    size_t End = Text.find(';', Open + 4);
+    if (Close == std::string::npos || (End != std::string::npos && End < Close))
+      continue;
+    Text.replace(Open, 4, "<<< ");
+    Text.replace(Close, 4, ">>> ");
+    Changed = true;
+  }
+  if (Changed)
+    SM.overrideFileContents(
+        *File, llvm::MemoryBuffer::getMemBufferCopy(Text, File->getName()));
+}
+
 void addStandInHeaders(Preprocessor &PP) {
   HeaderSearch &HS = PP.getHeaderSearchInfo();
   FileManager &FM = PP.getFileManager();
+  if (PP.getLangOpts().CUDA)
+    respellLaunches(PP.getSourceManager());
   if (isSearchDir(HS, ShimDir))
     return; // already set up for this compilation
 
