@@ -340,13 +340,14 @@ public:
         collect(Init);
       return;
     }
+    size_t First = Out.size();
     if (isa<CallExpr>(S))
       appendCallSites(S, cast<CallExpr>(S)->getExprLoc(), Out);
     else if (isa<CXXConstructExpr>(S))
       appendCallSites(S, S->getBeginLoc(), Out);
-    else if (const auto *DS = dyn_cast<DeclStmt>(S))
+    else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
       for (const Decl *D : DS->decls())
-        if (const auto *VD = dyn_cast<VarDecl>(D))
+        if (const auto *VD = dyn_cast<VarDecl>(D)) {
           if (VD->hasLocalStorage() && !VD->getType()->isReferenceType())
             if (const FunctionDecl *Dtor = destructorOf(VD->getType())) {
               CallSite Site{CallSite::Kind::LocalDtor, nullptr,
@@ -354,12 +355,26 @@ public:
               Site.Var = VD;
               Out.push_back(Site);
             }
+          // A static local is initialized on the function's first call.
+          if (VD->isStaticLocal() && VD->getInit()) {
+            ++Once;
+            collect(VD->getInit());
+            --Once;
+          } else {
+            collect(VD->getInit());
+          }
+        }
+      return;
+    }
+    for (size_t I = First; I < Out.size(); ++I)
+      Out[I].OnceInit |= Once > 0;
     for (const Stmt *Child : S->children())
       collect(Child);
   }
 
 private:
   std::vector<CallSite> &Out;
+  unsigned Once = 0;
 };
 } // namespace
 

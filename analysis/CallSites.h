@@ -37,6 +37,9 @@ struct CallSite {
   /// task queue's entries): which of the field's targets runs depends on
   /// the object.
   bool Held = false;
+  /// In the initializer of a static local (`static bool once = [] {
+  /// ... }();`): runs on the first call of the function only.
+  bool OnceInit = false;
 
   const CallExpr *call() const { return llvm::dyn_cast_or_null<CallExpr>(S); }
 };

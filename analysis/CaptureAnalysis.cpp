@@ -217,6 +217,10 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
   if (Site.K != CallSite::Kind::Callable &&
       Flows->eventOf(Site.Callee) == CaptureEvent::Begin)
     return;
+  // A static local's initializer has run if its function ran before the
+  // capture began.
+  if (Site.OnceInit && ranBefore(C.Root, Function))
+    return;
   pushSite({Site, C, Function, CallerValues});
   // In the function that began the capture, a boolean the begin was guarded
   // by holds its value at calls made while the capture is open: `if (use)
@@ -474,6 +478,36 @@ bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
   return false;
 }
 
+bool CaptureAnalysis::ranBefore(const RegionRoot *Root,
+                                const FunctionDecl *FD) {
+  if (!Root || !FD || Root->K != RegionRoot::Kind::BeginApi || !Root->Call ||
+      !Root->Owner)
+    return false;
+  auto [It, Inserted] = PreBeginReach.try_emplace(Root);
+  llvm::DenseSet<const FunctionDecl *> &Ran = It->second;
+  if (Inserted) {
+    const SourceManager &SM = Ctx.getSourceManager();
+    SourceLocation Begin = SM.getExpansionLoc(Root->Call->getBeginLoc());
+    llvm::SmallVector<const FunctionDecl *, 32> Work;
+    auto Follow = [&](const CallSite &Site) {
+      if (const FunctionDecl *Def = definitionOf(Site.Callee);
+          Def && !Def->isInStdNamespace() &&
+          Ran.insert(Def->getCanonicalDecl()).second)
+        Work.push_back(Def);
+    };
+    for (const CallSite &Site : Flows->callsIn(Root->Owner))
+      if (Site.S && Site.K != CallSite::Kind::LocalDtor &&
+          SM.isBeforeInTranslationUnit(SM.getExpansionLoc(Site.S->getBeginLoc()),
+                                       Begin))
+        Follow(Site);
+    while (!Work.empty() && Ran.size() < MaxPreBeginFunctions)
+      for (const CallSite &Site : Flows->callsIn(Work.pop_back_val()))
+        if (Site.K != CallSite::Kind::LocalDtor)
+          Follow(Site);
+  }
+  return Ran.contains(FD->getCanonicalDecl());
+}
+
 namespace {
 /// Collects the statements that run only on some paths through a body:
 /// branches of if/switch/?:, right operands of && and ||, loop bodies (not
@@ -570,6 +604,9 @@ CaptureAnalysis::librarySites(const FunctionDecl *Def) {
                   (FS.Site.S ? Conditional.contains(FS.Site.S)
                              : FS.Site.Var && Conditional.contains(
                                                   FS.Site.Var->getInit()));
+      // A static local's initializer in the library runs on the first
+      // call only, like a branch on library state.
+      Cond |= FS.Site.OnceInit;
       Result.push_back({FS.Site, FS.State.StreamGuarded, Cond});
       if (FS.State.StreamGuarded)
         continue;

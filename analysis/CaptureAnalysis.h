@@ -281,6 +281,13 @@ private:
   /// Whether the function holding \p Root's begin (or the begin wrapper)
   /// calls \p Def before the capture begins.
   bool warmedUpBefore(const RegionRoot *Root, const FunctionDecl *Def);
+  /// Whether \p FD runs, through any chain of calls, from a call the
+  /// function holding \p Root's begin makes before the begin (so a static
+  /// local's initializer in it has run when the capture begins).
+  bool ranBefore(const RegionRoot *Root, const FunctionDecl *FD);
+  llvm::DenseMap<const RegionRoot *, llvm::DenseSet<const FunctionDecl *>>
+      PreBeginReach;
+  static constexpr unsigned MaxPreBeginFunctions = 4096;
   /// User overrides of \p M a virtual call of it may dispatch to.
   llvm::ArrayRef<const FunctionDecl *> overridersOf(const CXXMethodDecl *M);
   /// Polymorphic library classes the unit's user code makes (constructs,

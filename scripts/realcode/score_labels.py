@@ -10,7 +10,8 @@ synchronous cudaMemcpy). Findings on HAZARD lines are true; findings on SAFE
 lines are false; findings on unlabeled lines are listed for reading and are
 scored with --adjudicated (a triage file in run.py's format) when given.
 HAZARD labels whose reason says [cross-file] are left out of recall: a
-single-translation-unit run cannot see them.
+single-translation-unit run cannot see them. The other exits of a capture
+left open, notes of the one warning at its first exit, count as found.
 
 Usage:
     python3 scripts/realcode/score_labels.py --results RESULTS.json \\
@@ -26,6 +27,9 @@ LABEL_RE = re.compile(
     r"^(?P<loc>\S+:\d+)\s+(?P<check>cudagraph-[a-z-]+)\s+(?P<verdict>HAZARD|SAFE)\s*(?P<reason>.*)$")
 TRIAGE_RE = re.compile(
     r"^(?P<loc>\S+:\d+)\s+(?P<check>cudagraph-[a-z-]+)\s+(?P<verdict>TRUE|FALSE)\b\s*(?P<reason>.*)$")
+
+
+NOTE_RE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):\d+: (?P<text>.*)$")
 
 
 def read_labels(path):
@@ -83,7 +87,17 @@ def main():
         else:
             unread.append((loc, check))
 
+    # A capture left open is reported once, at its first exit; its other
+    # exits are notes of that warning ("this path also returns with the
+    # capture open") and count as found.
     found_lines = {loc for loc, _ in findings}
+    for entry in results:
+        prefix = f"{entry['repo']}@{entry['commit']}:"
+        for finding in entry.get("findings", []):
+            for note in finding.get("notes", []):
+                m = NOTE_RE.match(note)
+                if m and "also returns with the capture open" in m.group("text"):
+                    found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
     in_scope = [(loc, label) for loc, ls in labels.items() for label in ls
                 if label["verdict"] == "HAZARD" and "[cross-file]" not in label["reason"]]
     missed = [(loc, label) for loc, label in in_scope if loc not in found_lines]

@@ -485,3 +485,36 @@ void segmentedSorts(cudaStream_t s, void *temp, std::size_t bytes,
   cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, in, out, n, segments,
                                            offsets, offsets + 1, s);
 }
+
+// A static local's initializer runs on its function's first call: where the
+// function holding the begin ran it before the begin (through any chain of
+// calls), the copy in it is done when the capture begins.
+static float onceTable[4];
+static float *deviceTable = nullptr;
+void uploadTableOnce() {
+  static bool uploaded = [] {
+    cudaMemcpy(deviceTable, onceTable, sizeof(onceTable),
+               cudaMemcpyHostToDevice);
+    // CHECK-MESSAGES: :[[@LINE-2]]:5: warning: 'cudaMemcpy' copies synchronously on the legacy default stream during CUDA graph capture
+    // CHECK-MESSAGES: :[[@LINE-4]]:26: note: the lambda runs during capture
+    return true;
+  }();
+  (void)uploaded;
+}
+void stepWithTable(cudaStream_t s) { uploadTableOnce(); }
+
+void tableWarmedUp(cudaStream_t s) {
+  cudaGraph_t g;
+  stepWithTable(s);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  stepWithTable(s);
+  cudaStreamEndCapture(s, &g);
+}
+
+void tableFirstUnderCapture(cudaStream_t s) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: CUDA graph capture begins here (global mode)
+  stepWithTable(s);
+  cudaStreamEndCapture(s, &g);
+}
