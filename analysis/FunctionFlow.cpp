@@ -749,6 +749,66 @@ public:
             In[Cfg.getExit().getBlockID()])
       F.Exit = *Exit;
     keepOpenReturnsBeforeAnEnd();
+    handlersLeavingCapturesOpen();
+  }
+
+  /// `try { begin(s); work(s); end(s); } catch (...) { fallback(); }`: an
+  /// exception from the captured work lands in a handler with the capture
+  /// still open, and a handler that neither ends it nor leaves by a throw
+  /// or a call that does not return goes on with the stream capturing. The
+  /// handler is an open exit of each capture open inside its try block
+  /// when that block also ends the capture (the normal path closes it, the
+  /// handler's does not), or when the handler returns. (The CFG has no
+  /// edges into handlers; their state is what the try block held.)
+  void handlersLeavingCapturesOpen() {
+    if (F.Function->isMain())
+      return;
+    forEachStmt(Body, [&](const Stmt *S) {
+      const auto *Try = dyn_cast<CXXTryStmt>(S);
+      if (!Try)
+        return;
+      llvm::SmallVector<const RegionRoot *, 2> Open, Ended;
+      forEachStmt(Try->getTryBlock(), [&](const Stmt *In) {
+        auto It = F.States.find(In);
+        if (It == F.States.end() || !isa<CallExpr>(In))
+          return;
+        for (const RegionRoot *R : It->second.Roots) {
+          if (R->K == RegionRoot::Kind::Entry)
+            continue;
+          if (!llvm::is_contained(Open, R))
+            Open.push_back(R);
+          const FunctionDecl *Callee = cast<CallExpr>(In)->getDirectCallee();
+          if (E.eventOf(Callee) == CaptureEvent::End &&
+              !llvm::is_contained(Ended, R))
+            Ended.push_back(R);
+        }
+      });
+      if (Open.empty())
+        return;
+      for (unsigned I = 0; I < Try->getNumHandlers(); ++I) {
+        const CXXCatchStmt *Handler = Try->getHandler(I);
+        bool Ends = false, Returns = false, Leaves = false;
+        forEachStmt(Handler->getHandlerBlock(), [&](const Stmt *H) {
+          if (const auto *Call = dyn_cast<CallExpr>(H))
+            Ends |= E.eventOf(Call->getDirectCallee()) == CaptureEvent::End;
+          Returns |= isa<ReturnStmt>(H);
+        });
+        if (const auto *Block =
+                dyn_cast_or_null<CompoundStmt>(Handler->getHandlerBlock()))
+          for (const Stmt *Top : Block->body()) {
+            if (const auto *X = dyn_cast<Expr>(Top))
+              Top = X->IgnoreImplicit();
+            const auto *Call = dyn_cast<CallExpr>(Top);
+            const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+            Leaves |= isa<CXXThrowExpr>(Top) || (Callee && Callee->isNoReturn());
+          }
+        if (Ends || Leaves)
+          continue;
+        for (const RegionRoot *R : Open)
+          if (Returns || llvm::is_contained(Ended, R))
+            F.OpenReturns.push_back({Handler, R});
+      }
+    });
   }
 
 private:

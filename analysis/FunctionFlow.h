@@ -121,7 +121,8 @@ struct FunctionFlow {
   std::vector<FlowSite> Sites;
   std::vector<ParamCall> ParamCalls;
   /// Explicit returns reached with a capture of this function still open,
-  /// while a later end in the function would have closed it.
+  /// while a later end in the function would have closed it; and catch
+  /// handlers that go on with a capture of their try block open.
   std::vector<std::pair<const Stmt *, const RegionRoot *>> OpenReturns;
   bool HasBegin = false, HasEnd = false;
   /// The state when the function returns normally.

@@ -288,6 +288,54 @@ bool wrapperFallback(GuardedCapture &capture, cudaStream_t s,
   return true;
 }
 
+// An exception from the captured work lands in a handler with the capture
+// still open: a handler that neither ends it nor leaves by a throw goes on
+// with the stream capturing.
+void runModel();
+void handlerFallsBack(at::cuda::CUDAGraph &graph, bool &useGraph) {
+  try {
+    graph.capture_begin();
+    runModel();
+    graph.capture_end();
+  } catch (...) {
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: this path returns while the capture it began is still open
+    // CHECK-MESSAGES: :[[@LINE-5]]:11: note: CUDA graph capture begins here (global mode)
+    useGraph = false;
+  }
+}
+
+// Negative: the handler ends the capture, or throws again.
+void handlerEnds(at::cuda::CUDAGraph &graph, bool &useGraph) {
+  try {
+    graph.capture_begin();
+    runModel();
+    graph.capture_end();
+  } catch (...) {
+    graph.capture_end();
+    useGraph = false;
+  }
+}
+void handlerRethrows(at::cuda::CUDAGraph &graph) {
+  try {
+    graph.capture_begin();
+    runModel();
+    graph.capture_end();
+  } catch (...) {
+    throw;
+  }
+}
+
+// Negative: the try sits inside the capture and the handler falls through
+// to its end.
+void handlerBeforeEnd(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  try {
+    runModel();
+  } catch (...) {
+  }
+  cudaStreamEndCapture(s, g);
+}
+
 // Negative: returning from main ends the program, like exit().
 int main(int argc, char **argv) {
   cudaStream_t s = nullptr;
