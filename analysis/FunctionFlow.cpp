@@ -757,8 +757,9 @@ public:
   /// still open, and a handler that neither ends it nor leaves by a throw
   /// or a call that does not return goes on with the stream capturing. The
   /// handler is an open exit of each capture open inside its try block
-  /// when that block also ends the capture (the normal path closes it, the
-  /// handler's does not), or when the handler returns. (The CFG has no
+  /// when that block also ends the capture and nothing after the try
+  /// statement does (the normal path closes it, the handler's does not), or
+  /// when the handler returns. (The CFG has no
   /// edges into handlers; their state is what the try block held.)
   void handlersLeavingCapturesOpen() {
     if (F.Function->isMain())
@@ -785,6 +786,14 @@ public:
       });
       if (Open.empty())
         return;
+      // A handler that falls through reaches an end after the try
+      // statement (`try { run(); } catch (...) { failed = true; }
+      // cudaStreamEndCapture(...)`).
+      const SourceManager &SM = E.Ctx.getSourceManager();
+      SourceLocation After = SM.getExpansionLoc(Try->getEndLoc());
+      bool EndsAfter = llvm::any_of(EndLocs, [&](SourceLocation End) {
+        return SM.isBeforeInTranslationUnit(After, SM.getExpansionLoc(End));
+      });
       for (unsigned I = 0; I < Try->getNumHandlers(); ++I) {
         const CXXCatchStmt *Handler = Try->getHandler(I);
         bool Ends = false, Returns = false, Leaves = false;
@@ -805,7 +814,7 @@ public:
         if (Ends || Leaves)
           continue;
         for (const RegionRoot *R : Open)
-          if (Returns || llvm::is_contained(Ended, R))
+          if (Returns || (llvm::is_contained(Ended, R) && !EndsAfter))
             F.OpenReturns.push_back({Handler, R});
       }
     });

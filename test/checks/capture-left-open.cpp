@@ -336,6 +336,25 @@ void handlerBeforeEnd(cudaStream_t s, cudaGraph_t *g) {
   cudaStreamEndCapture(s, g);
 }
 
+// Negative: the try block calls a helper that may end the capture itself,
+// and the handler falls through to the end after the try statement.
+void evaluateOrEnd(cudaStream_t s, bool capture, cudaGraph_t *g) {
+  runModel();
+  if (!capture)
+    cudaStreamEndCapture(s, g);
+}
+int handlerThenEnd(cudaStream_t s, bool capture, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+  int result = 0;
+  try {
+    evaluateOrEnd(s, capture, g);
+  } catch (...) {
+    result = 1;
+  }
+  cudaStreamEndCapture(s, g);
+  return result;
+}
+
 // Negative: returning from main ends the program, like exit().
 int main(int argc, char **argv) {
   cudaStream_t s = nullptr;
