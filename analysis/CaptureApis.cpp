@@ -172,6 +172,36 @@ bool isStreamType(QualType T) {
   return RD && RD->getName() == "CUstream_st";
 }
 
+/// Whether \p T is a graph handle (cudaGraph_t, CUgraph) the callee can
+/// write: a pointer to one or a non-const reference to one.
+static bool isGraphOutType(QualType T) {
+  QualType Pointee;
+  if (const auto *Ref = T->getAs<ReferenceType>())
+    Pointee = Ref->getPointeeType();
+  else if (T->isPointerType())
+    Pointee = T->getPointeeType();
+  else
+    return false;
+  if (Pointee.isConstQualified())
+    return false;
+  QualType Handle = Pointee.getCanonicalType();
+  if (!Handle->isPointerType())
+    return false;
+  const auto *RD = Handle->getPointeeType()->getAsRecordDecl();
+  return RD && RD->getName() == "CUgraph_st";
+}
+
+bool hasEndCaptureShape(const FunctionDecl *FD) {
+  if (!FD)
+    return false;
+  bool Stream = false, Graph = false;
+  for (const ParmVarDecl *P : FD->parameters()) {
+    Stream |= isStreamType(P->getType());
+    Graph |= isGraphOutType(P->getType());
+  }
+  return Stream && Graph;
+}
+
 const Expr *streamArgument(const CallExpr *Call) {
   if (!Call)
     return nullptr;

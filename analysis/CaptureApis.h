@@ -100,6 +100,11 @@ CaptureTest flip(CaptureTest T);
 /// reference to one.
 bool isStreamType(QualType T);
 
+/// Whether \p FD has the shape of an end-capture call: a stream parameter
+/// and a graph handle (cudaGraph_t, CUgraph) it writes, by pointer or by
+/// non-const reference, like `cudaStreamEndCapture(stream, &graph)`.
+bool hasEndCaptureShape(const FunctionDecl *FD);
+
 /// The argument of \p Call passed to a stream parameter (cudaStream_t,
 /// CUstream), the stream of a `<<<...>>>` launch, or null.
 const Expr *streamArgument(const CallExpr *Call);

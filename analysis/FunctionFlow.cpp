@@ -99,8 +99,18 @@ CaptureEvent FlowEngine::eventOf(const FunctionDecl *Callee) {
     return E;
   const FunctionDecl *Def = definitionOf(Callee);
   if (!Def) {
-    const IndexedFunction *F = external(Callee);
-    return F ? F->Event : CaptureEvent::None;
+    if (const IndexedFunction *F = external(Callee))
+      return F->Event;
+    // A project function defined in another unit that the index does not
+    // describe: one that takes the stream and writes a graph handle, the
+    // shape of `cudaStreamEndCapture(stream, &graph)`, ends the capture
+    // (`dtw.run(stream, graph, exec)` declared in a header, defined in
+    // dtw.cu). Taking the region on past it would report that unit's
+    // callers for work done after the end.
+    if (Code.isUserLocation(Callee->getCanonicalDecl()->getLocation()) &&
+        hasEndCaptureShape(Callee))
+      return CaptureEvent::End;
+    return CaptureEvent::None;
   }
   if (!Code.isUserLocation(Def->getLocation()) || !hasEvents(Def))
     return CaptureEvent::None;
@@ -132,8 +142,7 @@ bool FlowEngine::hasEvents(const FunctionDecl *FD) {
       Found = true;
       break;
     }
-    if (const IndexedFunction *F = Def ? nullptr : external(Site.Callee);
-        F && F->Event != CaptureEvent::None) {
+    if (!Def && eventOf(Site.Callee) != CaptureEvent::None) {
       Found = true;
       break;
     }

@@ -518,3 +518,30 @@ void tableFirstUnderCapture(cudaStream_t s) {
   stepWithTable(s);
   cudaStreamEndCapture(s, &g);
 }
+
+// ---------------------------------------------------------------------------
+// A project function defined in another unit that takes the stream and
+// writes a graph handle has the shape of the end-capture call: the capture
+// ends there, and the wait after it is outside the region. One that only
+// takes the stream leaves the capture open.
+struct Warper {
+  double run(float *dev, cudaStream_t &s, cudaGraph_t &graph,
+             cudaGraphExec_t &exec);
+  void enqueue(float *dev, cudaStream_t s);
+};
+
+double searchEndedElsewhere(Warper &w, float *dev, cudaStream_t s,
+                            cudaGraph_t &graph, cudaGraphExec_t &exec) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  double cost = w.run(dev, s, graph, exec);
+  cudaStreamSynchronize(s);
+  return cost;
+}
+
+void enqueueStillOpen(Warper &w, float *dev, cudaStream_t s) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  w.enqueue(dev, s);
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host until a stream drains
+  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: CUDA graph capture begins here
+}
