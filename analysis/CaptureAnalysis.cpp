@@ -394,7 +394,62 @@ const Bindings &CaptureAnalysis::beganUnder(const RegionRoot *Root) {
             streamArgument(dyn_cast_or_null<CallExpr>(Root->Call)))
       if (MemberPath Path = memberPathOf(Stream); !Path.empty())
         Facts.bindMember(Path, Known::nonZero());
+  setAfterEnd(Root, Facts);
   return BeganUnderMemo[Root] = std::move(Facts);
+}
+
+void CaptureAnalysis::setAfterEnd(const RegionRoot *Root, Bindings &Facts) {
+  if (Root->K != RegionRoot::Kind::BeginApi || !Root->Call || !Root->Owner ||
+      !Root->Owner->getBody())
+    return;
+  const SourceManager &SM = Ctx.getSourceManager();
+  auto Before = [&](const Stmt *A, const Stmt *B) {
+    return SM.isBeforeInTranslationUnit(SM.getExpansionLoc(A->getBeginLoc()),
+                                        SM.getExpansionLoc(B->getBeginLoc()));
+  };
+  // The first end after the begin, in source order.
+  const Stmt *End = nullptr;
+  for (const CallSite &Site : Flows->callsIn(Root->Owner))
+    if (Site.K == CallSite::Kind::Call && Site.S &&
+        Flows->eventOf(Site.Callee) == CaptureEvent::End &&
+        Before(Root->Call, Site.S) && (!End || Before(Site.S, End)))
+      End = Site.S;
+  if (!End)
+    return;
+  // Boolean members of `this` stored to: by a constant after the end, and
+  // anywhere from the begin to the end (those are not known).
+  llvm::SmallVector<std::pair<MemberPath, bool>, 2> After;
+  llvm::SmallVector<MemberPath, 2> During;
+  forEachStmt(Root->Owner->getBody(), [&](const Stmt *St) {
+    bool Plain = false;
+    const Expr *Target = assignedBy(St, &Plain);
+    if (!Target)
+      return;
+    MemberPath Path = memberPathOf(Target);
+    if (Path.empty() || !Path.back()->getType()->isBooleanType())
+      return;
+    if (Before(End, St)) {
+      const auto *Op = dyn_cast<BinaryOperator>(St);
+      const auto *Value =
+          Op ? dyn_cast<CXXBoolLiteralExpr>(Op->getRHS()->IgnoreParenImpCasts())
+             : nullptr;
+      if (Plain && Value)
+        After.push_back({Path, Value->getValue()});
+      else
+        During.push_back(Path); // not a constant: nothing known
+    } else if (Before(Root->Call, St)) {
+      During.push_back(Path);
+    }
+  });
+  for (const auto &[Path, Value] : After) {
+    bool Mixed = llvm::is_contained(During, Path) ||
+                 llvm::any_of(After, [&, &Path = Path, Value = Value](
+                                         const auto &P) {
+                   return P.first == Path && P.second != Value;
+                 });
+    if (!Mixed && !Facts.findMember(Path))
+      Facts.bindMember(Path, Known{Value ? 0 : 1});
+  }
 }
 
 Bindings CaptureAnalysis::heldAt(const RegionRoot *Root,

@@ -271,6 +271,11 @@ private:
   /// of the object its function runs on, and the captured stream when it
   /// is a member (set: a capture never runs on stream 0).
   const Bindings &beganUnder(const RegionRoot *Root);
+  /// Flags of the object that \p Root's function sets to a constant after
+  /// the capture's end and not before it (`use_graph_ = true;` right after
+  /// `cudaStreamEndCapture`): while the capture is open they still hold
+  /// the other value. Added to \p Facts unless it knows the member.
+  void setAfterEnd(const RegionRoot *Root, Bindings &Facts);
   llvm::DenseMap<const RegionRoot *, Bindings> BeganUnderMemo;
   /// Streams the unit creates, and those it may join to a capture or
   /// write otherwise (isIsolatedStream), found on first use.

@@ -212,3 +212,47 @@ void setup(cudaGraphExec_t old, CUmodule mod) {
   cudaDeviceSetLimit(cudaLimitStackSize, 4096);
   cuModuleUnload(mod);
 }
+
+// A flag the capturing method sets after the end still holds its other
+// value while the capture is open: the captured Enqueue runs the work, not
+// the graph. A flag also written during the capture is not known.
+class SubNet {
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  bool useGraph_ = false;
+  bool replaying_ = false;
+  void work(cudaStream_t s);
+  bool ready(cudaStream_t s);
+
+public:
+  void enqueue(cudaStream_t s) {
+    if (useGraph_)
+      cudaGraphLaunch(exec_, s);
+    else
+      work(s);
+  }
+  void replay(cudaStream_t s) {
+    if (replaying_)
+      cudaGraphLaunch(exec_, s);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaGraphLaunch' launches another graph during CUDA graph capture
+    else
+      work(s);
+  }
+  void enableGraph(cudaStream_t s) {
+    enqueue(s);
+    cudaStreamSynchronize(s);
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    enqueue(s);
+    cudaStreamEndCapture(s, &graph_);
+    useGraph_ = true;
+    cudaGraphInstantiate(&exec_, graph_, 0);
+  }
+  void recapture(cudaStream_t s) {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    replaying_ = ready(s);
+    replay(s);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: 'SubNet::replay' is called here during capture
+    cudaStreamEndCapture(s, &graph_);
+    replaying_ = true;
+  }
+};
