@@ -172,6 +172,49 @@ bool isStreamType(QualType T) {
   return RD && RD->getName() == "CUstream_st";
 }
 
+std::optional<EqualityTest> equalityTest(const Expr *E) {
+  if (!E)
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *BO = dyn_cast<BinaryOperator>(E);
+      BO && (BO->getOpcode() == BO_EQ || BO->getOpcode() == BO_NE))
+    return EqualityTest{BO->getLHS()->IgnoreParenImpCasts(),
+                        BO->getRHS()->IgnoreParenImpCasts(),
+                        BO->getOpcode() == BO_EQ};
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+      Op && Op->getNumArgs() == 2 &&
+      (Op->getOperator() == OO_EqualEqual ||
+       Op->getOperator() == OO_ExclaimEqual))
+    return EqualityTest{Op->getArg(0)->IgnoreParenImpCasts(),
+                        Op->getArg(1)->IgnoreParenImpCasts(),
+                        Op->getOperator() == OO_EqualEqual};
+  return std::nullopt;
+}
+
+bool isSuccessConstant(const Expr *E) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    llvm::StringRef Name = DRE->getDecl()->getName();
+    return isa<EnumConstantDecl>(DRE->getDecl()) &&
+           (Name.ends_with("Success") || Name.ends_with("SUCCESS") ||
+            Name == "kOk" || Name == "OK");
+  }
+  if (const auto *IL = dyn_cast<IntegerLiteral>(E))
+    return IL->getValue() == 0;
+  return false;
+}
+
+std::optional<SuccessTest> successTest(const Expr *E) {
+  std::optional<EqualityTest> T = equalityTest(E);
+  if (!T)
+    return std::nullopt;
+  if (isSuccessConstant(T->L))
+    std::swap(T->L, T->R);
+  if (!isSuccessConstant(T->R))
+    return std::nullopt;
+  return SuccessTest{T->L, T->Equal};
+}
+
 /// Whether \p T is a graph handle (cudaGraph_t, CUgraph) the callee can
 /// write: a pointer to one or a non-const reference to one.
 static bool isGraphOutType(QualType T) {

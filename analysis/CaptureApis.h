@@ -105,6 +105,26 @@ bool isStreamType(QualType T);
 /// non-const reference, like `cudaStreamEndCapture(stream, &graph)`.
 bool hasEndCaptureShape(const FunctionDecl *FD);
 
+/// The operands of an equality test, `L == R` or `L != R`, built in or an
+/// overloaded operator; parentheses and implicit casts taken off.
+struct EqualityTest {
+  const Expr *L = nullptr, *R = nullptr;
+  bool Equal = false; // `==`
+};
+std::optional<EqualityTest> equalityTest(const Expr *E);
+
+/// Whether \p E names success: an enumerator spelled like one
+/// (cudaSuccess, CUDA_SUCCESS, NCCL_SUCCESS, kOk, OK) or the literal 0.
+bool isSuccessConstant(const Expr *E);
+
+/// `X == success` or `X != success` (either order): X and whether the test
+/// is true when X is success.
+struct SuccessTest {
+  const Expr *Status = nullptr;
+  bool TrueOnSuccess = false;
+};
+std::optional<SuccessTest> successTest(const Expr *E);
+
 /// The argument of \p Call passed to a stream parameter (cudaStream_t,
 /// CUstream), the stream of a `<<<...>>>` launch, or null.
 const Expr *streamArgument(const CallExpr *Call);

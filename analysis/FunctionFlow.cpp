@@ -860,28 +860,11 @@ private:
       Cond = UO->getSubExpr()->IgnoreParenImpCasts();
     }
     std::optional<bool> FailedWhenTrue;
-    if (const auto *BO = dyn_cast<BinaryOperator>(Cond);
-        BO && (BO->getOpcode() == BO_NE || BO->getOpcode() == BO_EQ)) {
-      const Expr *L = BO->getLHS()->IgnoreParenImpCasts();
-      const Expr *R = BO->getRHS()->IgnoreParenImpCasts();
-      if (isSuccess(L))
-        std::swap(L, R);
-      if (!isSuccess(R))
-        return;
-      Cond = L;
-      FailedWhenTrue = BO->getOpcode() == BO_NE;
-    } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Cond);
-               Op && Op->getNumArgs() == 2 &&
-               (Op->getOperator() == OO_ExclaimEqual ||
-                Op->getOperator() == OO_EqualEqual)) {
-      const Expr *L = Op->getArg(0)->IgnoreParenImpCasts();
-      const Expr *R = Op->getArg(1)->IgnoreParenImpCasts();
-      if (isSuccess(L))
-        std::swap(L, R);
-      if (!isSuccess(R))
-        return;
-      Cond = L;
-      FailedWhenTrue = Op->getOperator() == OO_ExclaimEqual;
+    if (std::optional<SuccessTest> T = successTest(Cond)) {
+      Cond = T->Status;
+      FailedWhenTrue = !T->TrueOnSuccess;
+    } else if (equalityTest(Cond)) {
+      return;
     }
     // A checking function that says how it reads the status it is given
     // (`print_if_error(begin(...), ...)` is true on failure); otherwise an
@@ -1076,28 +1059,11 @@ private:
       const auto *DRE = dyn_cast<DeclRefExpr>(X->IgnoreParenImpCasts());
       return DRE && DRE->getDecl() == P;
     };
-    const Expr *L = nullptr, *R = nullptr;
-    std::optional<bool> Equal;
-    if (const auto *BO = dyn_cast<BinaryOperator>(E);
-        BO && (BO->getOpcode() == BO_EQ || BO->getOpcode() == BO_NE)) {
-      L = BO->getLHS()->IgnoreParenImpCasts();
-      R = BO->getRHS()->IgnoreParenImpCasts();
-      Equal = BO->getOpcode() == BO_EQ;
-    } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
-               Op && Op->getNumArgs() == 2 &&
-               (Op->getOperator() == OO_EqualEqual ||
-                Op->getOperator() == OO_ExclaimEqual)) {
-      L = Op->getArg(0)->IgnoreParenImpCasts();
-      R = Op->getArg(1)->IgnoreParenImpCasts();
-      Equal = Op->getOperator() == OO_EqualEqual;
-    }
-    if (Equal) {
-      if (isSuccess(L))
-        std::swap(L, R);
-      if (isSuccess(R) && IsParam(L))
-        return *Equal;
+    if (std::optional<SuccessTest> T = successTest(E))
+      return IsParam(T->Status) ? std::optional<bool>(T->TrueOnSuccess)
+                                : std::nullopt;
+    if (equalityTest(E))
       return std::nullopt;
-    }
     if (IsParam(E))
       return std::optional<bool>(false); // a non-zero code is a failure
     if (const auto *Call = dyn_cast<CallExpr>(E))
@@ -1105,18 +1071,6 @@ private:
         if (IsParam(Call->getArg(I)))
           return trueOnSuccess(Call->getDirectCallee(), I, Depth + 1);
     return std::nullopt;
-  }
-
-  static bool isSuccess(const Expr *E) {
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-      StringRef Name = DRE->getDecl()->getName();
-      return isa<EnumConstantDecl>(DRE->getDecl()) &&
-             (Name.ends_with("Success") || Name.ends_with("SUCCESS") ||
-              Name == "kOk" || Name == "OK");
-    }
-    if (const auto *IL = dyn_cast<IntegerLiteral>(E))
-      return IL->getValue() == 0;
-    return false;
   }
 
   /// A `while` loop entered with its condition true runs its body at least

@@ -73,18 +73,6 @@ static bool valueUsed(const Expr *E, const ParentMap &PM) {
   return false;
 }
 
-static bool isSuccessConstant(const Expr *E) {
-  E = E->IgnoreParenImpCasts();
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    llvm::StringRef Name = DRE->getDecl()->getName();
-    return isa<EnumConstantDecl>(DRE->getDecl()) &&
-           (Name.ends_with("Success") || Name.ends_with("SUCCESS"));
-  }
-  if (const auto *IL = dyn_cast<IntegerLiteral>(E))
-    return IL->getValue() == 0;
-  return false;
-}
-
 static bool isUpdateFailureConstant(const Expr *E) {
   const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
   if (!DRE || !isa<EnumConstantDecl>(DRE->getDecl()))
@@ -337,18 +325,10 @@ public:
     std::optional<bool> Value;
     const Expr *L = nullptr, *R = nullptr;
     bool Equal = false;
-    if (const auto *BO = dyn_cast<BinaryOperator>(Cond);
-        BO && (BO->getOpcode() == BO_EQ || BO->getOpcode() == BO_NE)) {
-      L = BO->getLHS();
-      R = BO->getRHS();
-      Equal = BO->getOpcode() == BO_EQ;
-    } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Cond);
-               Op && Op->getNumArgs() == 2 &&
-               (Op->getOperator() == OO_EqualEqual ||
-                Op->getOperator() == OO_ExclaimEqual)) {
-      L = Op->getArg(0);
-      R = Op->getArg(1);
-      Equal = Op->getOperator() == OO_EqualEqual;
+    if (std::optional<EqualityTest> Test = equalityTest(Cond)) {
+      L = Test->L;
+      R = Test->R;
+      Equal = Test->Equal;
     }
     if (L && R) {
       if (carries(R, Tracking))
