@@ -4,6 +4,7 @@
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/HeaderSearch.h"
+#include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -55,17 +56,16 @@ static std::string findInSearchPath(HeaderSearch &HS, FileManager &FM,
 }
 
 /// Visual Studio's formatter writes kernel launches `k << <grid, block >> >
-/// (args)`, which nvcc accepts and clang does not. The main file's launches
-/// are respelled `<<< ` and `>>> ` in place: the same length, so every
+/// (args)`, which nvcc accepts and clang does not. The launches of the main
+/// file and of the project's headers (not system headers) are respelled `<<< ` and `>>> ` in place: the same length, so every
 /// location, diagnostic and fix stays where it is in the file on disk. A
 /// `>> >` is respelled only as the close of a `<< <` before the next `;`
 /// (`vector<vector<vector<int>> >` elsewhere is left alone).
-static void respellLaunches(SourceManager &SM) {
-  FileID Main = SM.getMainFileID();
-  OptionalFileEntryRef File = SM.getFileEntryRefForID(Main);
-  if (!File || SM.isFileOverridden(*File))
+static void respellLaunches(SourceManager &SM, FileEntryRef File) {
+  if (SM.isFileOverridden(File))
     return;
-  std::optional<llvm::MemoryBufferRef> Buffer = SM.getBufferOrNone(Main);
+  std::optional<llvm::MemoryBufferRef> Buffer =
+      SM.getMemoryBufferForFileOrNone(File);
   if (!Buffer || Buffer->getBuffer().find("<< <") == llvm::StringRef::npos)
     return;
   std::string Text = Buffer->getBuffer().str();
@@ -82,14 +82,52 @@ static void respellLaunches(SourceManager &SM) {
   }
   if (Changed)
     SM.overrideFileContents(
-        *File, llvm::MemoryBuffer::getMemBufferCopy(Text, File->getName()));
+        File, llvm::MemoryBuffer::getMemBufferCopy(Text, File.getName()));
+}
+
+namespace {
+/// Respells the launches of the project's own headers as they are
+/// included (before the preprocessor reads them).
+class LaunchRespelling : public PPCallbacks {
+public:
+  explicit LaunchRespelling(SourceManager &SM) : SM(SM) {}
+  void InclusionDirective(SourceLocation, const Token &, llvm::StringRef, bool,
+                          CharSourceRange, OptionalFileEntryRef File,
+                          llvm::StringRef, llvm::StringRef, const Module *,
+                          bool, SrcMgr::CharacteristicKind FileType) override {
+    if (File && FileType == SrcMgr::C_User)
+      respellLaunches(SM, *File);
+  }
+
+private:
+  SourceManager &SM;
+};
+} // namespace
+
+/// Respells the main file now and the project's headers as they come, once
+/// per compilation (a marker file overridden in its source manager says it
+/// is done: the file manager outlives one compilation, the source manager
+/// does not).
+static void respellLaunches(Preprocessor &PP) {
+  SourceManager &SM = PP.getSourceManager();
+  llvm::SmallString<128> Marker(ShimDir);
+  llvm::sys::path::append(Marker, ".launch-respelling");
+  FileEntryRef MarkerFile =
+      PP.getFileManager().getVirtualFileRef(Marker, 0, /*ModificationTime=*/0);
+  if (SM.isFileOverridden(MarkerFile))
+    return;
+  SM.overrideFileContents(MarkerFile,
+                          llvm::MemoryBuffer::getMemBuffer("", Marker));
+  if (OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID()))
+    respellLaunches(SM, *Main);
+  PP.addPPCallbacks(std::make_unique<LaunchRespelling>(SM));
 }
 
 void addStandInHeaders(Preprocessor &PP) {
   HeaderSearch &HS = PP.getHeaderSearchInfo();
   FileManager &FM = PP.getFileManager();
   if (PP.getLangOpts().CUDA)
-    respellLaunches(PP.getSourceManager());
+    respellLaunches(PP);
   if (isSearchDir(HS, ShimDir))
     return; // already set up for this compilation
 

@@ -18,8 +18,8 @@ namespace tidy::cudagraph {
 /// Provides stand-ins for headers that installs are known to lack (CUDA 13's
 /// texture_fetch_functions.h in CUDA compilations; Debian libtorch's
 /// c10/cuda/impl/cuda_cmake_macros.h) and, in CUDA compilations, adds
-/// <cuda>/include/cccl to the system include path; respells the main file's
-/// kernel launches written `<< <...>> >` (nvcc accepts them, clang does not).
+/// <cuda>/include/cccl to the system include path; respells the kernel
+/// launches of the main file and the project's headers written `<< <...>> >` (nvcc accepts them, clang does not).
 /// Idempotent.
 void addStandInHeaders(Preprocessor &PP);
 
