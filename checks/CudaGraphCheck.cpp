@@ -407,8 +407,39 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
     else
       diag(R.Site->Loc, "'%0' is called here %1", DiagnosticIDs::Note)
           << displayName(F) << When;
+    if (I == 0)
+      addOtherCallNotes(Analysis, Chain, *R.Site, When);
   }
   addRootNote(Root);
+}
+
+void CudaGraphCheck::addOtherCallNotes(CaptureAnalysis &Analysis,
+                                       const Reach *Chain,
+                                       const CallSite &Shown,
+                                       StringRef When) {
+  // The other calls of the function that holds the finding, made the same
+  // way under the capture (a sync helper called after each stage): each
+  // one is a place the fix may go. Only plain calls, a few of them.
+  if (!Chain || Chain->Invoker || Chain->InLibrary ||
+      Shown.K != CallSite::Kind::Call ||
+      isa<CXXDestructorDecl>(Chain->Function))
+    return;
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  llvm::SmallVector<SourceLocation, 4> Places{Shown.Loc};
+  unsigned Listed = 0;
+  for (const Reach::Other &O : Chain->Others) {
+    if (Listed == MaxOtherCallNotes)
+      break;
+    if (O.Invoker || O.Site.K != CallSite::Kind::Call ||
+        !O.Site.Loc.isValid() || !Analysis.isUserLocation(O.Site.Loc) ||
+        llvm::is_contained(Places, O.Site.Loc) ||
+        stepHidden(Analysis, SM, O.Site, O.Parent, O.Root))
+      continue;
+    Places.push_back(O.Site.Loc);
+    diag(O.Site.Loc, "'%0' is also called here %1", DiagnosticIDs::Note)
+        << displayName(Chain->Function) << When;
+    ++Listed;
+  }
 }
 
 bool CudaGraphCheck::rootHidden(const SourceManager &SM,

@@ -56,6 +56,11 @@ protected:
   /// Adds notes for the call chain of \p Ctx back to where capture begins.
   void addChainNotes(CaptureAnalysis &Analysis, const Reach *Chain,
                      const RegionRoot *Root);
+  /// Notes for the other calls under capture of \p Chain's function (up to
+  /// MaxOtherCallNotes), after the one \p Shown in the chain.
+  void addOtherCallNotes(CaptureAnalysis &Analysis, const Reach *Chain,
+                         const CallSite &Shown, StringRef When);
+  static constexpr unsigned MaxOtherCallNotes = 3;
   /// The note saying where \p Root's capture begins.
   void addRootNote(const RegionRoot *Root);
   /// Where a hazard found at \p Site is reported: the site itself in user

@@ -11,7 +11,9 @@ lines are false; findings on unlabeled lines are listed for reading and are
 scored with --adjudicated (a triage file in run.py's format) when given.
 HAZARD labels whose reason says [cross-file] are left out of recall: a
 single-translation-unit run cannot see them. The other exits of a capture
-left open, notes of the one warning at its first exit, count as found.
+left open, notes of the one warning at its first exit, count as found; so do
+the calls of a helper that holds a finding (the first note of its chain and
+the "is also called here" notes after it).
 
 Usage:
     python3 scripts/realcode/score_labels.py --results RESULTS.json \\
@@ -97,6 +99,13 @@ def main():
             for note in finding.get("notes", []):
                 m = NOTE_RE.match(note)
                 if m and "also returns with the capture open" in m.group("text"):
+                    found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
+            # The calls of the function that holds the finding: the first
+            # note of its chain and the other calls listed after it.
+            for i, note in enumerate(finding.get("notes", [])):
+                m = NOTE_RE.match(note)
+                if m and (" is also called here " in m.group("text") or
+                          (i == 0 and " is called here " in m.group("text"))):
                     found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
     in_scope = [(loc, label) for loc, ls in labels.items() for label in ls
                 if label["verdict"] == "HAZARD" and "[cross-file]" not in label["reason"]]

@@ -545,3 +545,27 @@ void enqueueStillOpen(Warper &w, float *dev, cudaStream_t s) {
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host until a stream drains
   // CHECK-MESSAGES: :[[@LINE-4]]:3: note: CUDA graph capture begins here
 }
+
+// A wait helper called after each stage: the warning is at its wait, and
+// every call under the capture is in a note.
+static void syncIfTiming(bool timing) {
+  if (timing)
+    cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host until all work on the device finishes during CUDA graph capture
+}
+
+void stagedForward(cudaStream_t s, float *dev, bool timing) {
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemsetAsync(dev, 0, 4, s);
+  syncIfTiming(timing);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: 'syncIfTiming' is called here during capture
+  // CHECK-MESSAGES: :[[@LINE+3]]:3: note: 'syncIfTiming' is also called here during capture
+  // CHECK-MESSAGES: :[[@LINE+4]]:3: note: 'syncIfTiming' is also called here during capture
+  cudaMemsetAsync(dev, 1, 4, s);
+  syncIfTiming(timing);
+  cudaMemsetAsync(dev, 2, 4, s);
+  syncIfTiming(timing);
+  // CHECK-MESSAGES: :[[@LINE-10]]:3: note: CUDA graph capture begins here
+  cudaStreamEndCapture(s, &graph);
+}
