@@ -8,6 +8,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMap.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Analysis/CFG.h"
 #include "clang/Basic/SourceManager.h"
@@ -1359,10 +1360,17 @@ private:
     return S;
   }
 
-  /// An open return is an error path only when the function goes on to end
-  /// the capture later on: `if (err) return; ...; end(s);`.
+  /// An open return is an error path when the function goes on to end the
+  /// capture later on (`if (err) return; ...; end(s);`), or when the
+  /// function is a begin wrapper that says how it went (it returns success
+  /// with the capture open) and this return reports a failure: its caller
+  /// takes the capture for never begun (`if (init() != OK) return;`).
   void keepOpenReturnsBeforeAnEnd() {
     const SourceManager &SM = E.Ctx.getSourceManager();
+    bool Wrapper = EndLocs.empty() &&
+                   llvm::any_of(OpenReturns, [&](const auto &P) {
+                     return returnedStatus(P.first) == Status::Success;
+                   });
     for (auto [Return, Root] : OpenReturns) {
       SourceLocation At = SM.getExpansionLoc(Return->getBeginLoc());
       bool EndsLater = llvm::any_of(EndLocs, [&](SourceLocation End) {
@@ -1371,15 +1379,85 @@ private:
       bool Seen = llvm::any_of(F.OpenReturns, [&](const auto &P) {
         return P.first == Return && P.second == Root;
       });
-      if (EndsLater && !Seen)
+      bool FailedWrapper =
+          Wrapper && returnedStatus(Return) == Status::Failure;
+      if ((EndsLater || FailedWrapper) && !Seen)
         F.OpenReturns.push_back({Return, Root});
     }
+  }
+
+  enum class Status { Unknown, Success, Failure };
+
+  /// What a return of a status says: `return OK;`, `return true;` succeed;
+  /// `return RC_OTHER_ERROR;`, `return -1;`, `return false;` fail, and so
+  /// does `return status;` inside `if (status != OK)`.
+  Status returnedStatus(const Stmt *S) {
+    const auto *Return = dyn_cast<ReturnStmt>(S);
+    const Expr *V = Return ? Return->getRetValue() : nullptr;
+    if (!V)
+      return Status::Unknown;
+    V = V->IgnoreParenImpCasts();
+    if (const auto *B = dyn_cast<CXXBoolLiteralExpr>(V))
+      return B->getValue() ? Status::Success : Status::Failure;
+    if (isSuccessConstant(V))
+      return Status::Success;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(V)) {
+      if (isa<EnumConstantDecl>(DRE->getDecl()))
+        return Status::Failure;
+      return testedAsFailure(Return, DRE->getDecl()) ? Status::Failure
+                                                     : Status::Unknown;
+    }
+    if (isa<IntegerLiteral>(V))
+      return Status::Failure; // not 0
+    if (const auto *UO = dyn_cast<UnaryOperator>(V);
+        UO && UO->getOpcode() == UO_Minus &&
+        isa<IntegerLiteral>(UO->getSubExpr()->IgnoreParenImpCasts()))
+      return Status::Failure;
+    return Status::Unknown;
+  }
+
+  /// Whether \p Return sits in the arm of an `if` that tests \p D for
+  /// failure: `if (D != OK) return D;`, `if (D) return D;`.
+  bool testedAsFailure(const ReturnStmt *Return, const Decl *D) {
+    if (!Parents)
+      Parents = std::make_unique<ParentMap>(const_cast<Stmt *>(Body));
+    const Stmt *Child = Return;
+    for (int Depth = 0; Depth < 3; ++Depth) {
+      const Stmt *Parent = Parents->getParent(Child);
+      if (!Parent)
+        return false;
+      if (const auto *If = dyn_cast<IfStmt>(Parent)) {
+        bool Then = If->getThen() == Child;
+        if (!Then && If->getElse() != Child)
+          return false;
+        const Expr *Cond = If->getCond()->IgnoreParenImpCasts();
+        bool TrueOnFailure;
+        if (std::optional<SuccessTest> T = successTest(Cond)) {
+          const auto *Ref = dyn_cast<DeclRefExpr>(T->Status);
+          if (!Ref || Ref->getDecl() != D)
+            return false;
+          TrueOnFailure = !T->TrueOnSuccess;
+        } else if (const auto *Ref = dyn_cast<DeclRefExpr>(Cond);
+                   Ref && Ref->getDecl() == D &&
+                   !Ref->getType()->isBooleanType()) {
+          TrueOnFailure = true; // a non-zero status
+        } else {
+          return false;
+        }
+        return Then == TrueOnFailure;
+      }
+      if (!isa<CompoundStmt>(Parent))
+        return false;
+      Child = Parent;
+    }
+    return false;
   }
 
   FlowEngine &E;
   FunctionFlow &F;
   const CFG &Cfg;
   const Stmt *Body;
+  std::unique_ptr<ParentMap> Parents; // of Body, made on first use
   const BranchFacts *Decided;
   llvm::DenseMap<const WhileStmt *, bool> EnteredLoops;
   std::vector<BranchInfo> Branches;

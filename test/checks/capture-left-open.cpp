@@ -366,3 +366,47 @@ int main(int argc, char **argv) {
   cudaStreamEndCapture(s, &g);
   return 0;
 }
+
+// A begin wrapper that reports how it went: it returns success with the
+// capture open (its caller ends it), and a failure after the begin leaves
+// the capture open, since the caller takes it for never begun.
+enum RetCode { RC_SUCCESS = 0, RC_OTHER_ERROR = 1 };
+RetCode joinStream(cudaStream_t from, cudaStream_t to);
+
+struct Runner {
+  cudaStream_t stream_;
+  cudaStream_t side_[2];
+  RetCode beginForked() {
+    cudaError_t err = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal);
+    if (err != cudaSuccess)
+      return RC_OTHER_ERROR;
+    for (cudaStream_t side : side_) {
+      RetCode status = joinStream(stream_, side);
+      if (status != RC_SUCCESS) {
+        return status;
+        // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: this path returns while the capture it began is still open
+      }
+    }
+    return RC_SUCCESS;
+  }
+  bool beginFlagged() {
+    if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal) != cudaSuccess)
+      return false;
+    if (joinStream(stream_, side_[0]) != RC_SUCCESS)
+      return false;
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: this path returns while the capture it began is still open
+    return true;
+  }
+  // Negative: every return after the begin reports success (or says
+  // nothing of it).
+  RetCode beginPlain() {
+    if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal) != cudaSuccess)
+      return RC_OTHER_ERROR;
+    return RC_SUCCESS;
+  }
+  RetCode beginChained() {
+    cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal);
+    RetCode status = joinStream(stream_, side_[1]);
+    return status;
+  }
+};
