@@ -241,6 +241,15 @@ bool hasEndCaptureShape(const FunctionDecl *FD) {
   for (const ParmVarDecl *P : FD->parameters()) {
     Stream |= isStreamType(P->getType());
     Graph |= isGraphOutType(P->getType());
+    // A capture-status output is a query's (a wrapper of
+    // cuStreamGetCaptureInfo hands out the graph being captured).
+    QualType T = P->getType();
+    if (T->isPointerType() || T->isReferenceType())
+      if (const auto *ET = T->getPointeeType()
+                               .getCanonicalType()
+                               ->getAs<EnumType>();
+          ET && ET->getDecl()->getName().contains("CaptureStatus"))
+        return false;
   }
   return Stream && Graph;
 }

@@ -102,7 +102,8 @@ bool isStreamType(QualType T);
 
 /// Whether \p FD has the shape of an end-capture call: a stream parameter
 /// and a graph handle (cudaGraph_t, CUgraph) it writes, by pointer or by
-/// non-const reference, like `cudaStreamEndCapture(stream, &graph)`.
+/// non-const reference, like `cudaStreamEndCapture(stream, &graph)`, and
+/// no capture-status output (that is a query's shape).
 bool hasEndCaptureShape(const FunctionDecl *FD);
 
 /// The operands of an equality test, `L == R` or `L != R`, built in or an

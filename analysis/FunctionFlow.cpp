@@ -945,6 +945,23 @@ private:
       // checking function tests.
       if (std::optional<unsigned> Arg = testedArgument(Call))
         return resultOf(Call->getArg(*Arg), Depth + 1, At, Pred);
+      // A checking function defined in another unit: the one argument
+      // that is a call's status (`check_result(begin(...), __func__,
+      // __FILE__, __LINE__)`).
+      if (const FunctionDecl *Checker = Call->getDirectCallee();
+          Checker && !Checker->hasBody()) {
+        const Expr *Status = nullptr;
+        for (const Expr *Arg : Call->arguments()) {
+          const Expr *A = Arg->IgnoreParenImpCasts();
+          if (!isa<CallExpr>(A) || A->getType()->isBooleanType() ||
+              !A->getType()->isIntegralOrEnumerationType())
+            continue;
+          if (Status)
+            return nullptr;
+          Status = A;
+        }
+        return resultOf(Status, Depth + 1, At, Pred);
+      }
       return nullptr;
     }
     const auto *DRE = dyn_cast<DeclRefExpr>(X);

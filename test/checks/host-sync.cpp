@@ -546,6 +546,20 @@ void enqueueStillOpen(Warper &w, float *dev, cudaStream_t s) {
   // CHECK-MESSAGES: :[[@LINE-4]]:3: note: CUDA graph capture begins here
 }
 
+// A query that hands out the graph being captured ends nothing.
+int captureInfo_f(cudaStream_t s, cudaStreamCaptureStatus *status,
+                  cudaGraph_t *graph);
+
+void queriedStillOpen(cudaStream_t s) {
+  cudaStreamCaptureStatus status;
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  captureInfo_f(s, &status, &graph);
+  cudaStreamSynchronize(s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamSynchronize' blocks the host until a stream drains
+  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: CUDA graph capture begins here
+}
+
 // A wait helper called after each stage: the warning is at its wait, and
 // every call under the capture is in a note.
 static void syncIfTiming(bool timing) {
