@@ -404,6 +404,15 @@ struct Runner {
       return RC_OTHER_ERROR;
     return RC_SUCCESS;
   }
+  // The checking function is defined in another file: its one status
+  // argument is the begin's, and a false result is the begin's failure.
+  bool beginChecked() {
+    if (!checkResult(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal),
+                     __FILE__, __LINE__))
+      return false;
+    return true;
+  }
+  static bool checkResult(cudaError_t code, const char *file, int line);
   RetCode beginChained() {
     cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal);
     RetCode status = joinStream(stream_, side_[1]);
