@@ -418,11 +418,11 @@ void CudaGraphCheck::addOtherCallNotes(CaptureAnalysis &Analysis,
                                        const CallSite &Shown,
                                        StringRef When) {
   // The other calls of the function that holds the finding, made the same
-  // way under the capture (a sync helper called after each stage): each
-  // one is a place the fix may go. Only plain calls, a few of them.
+  // way under the capture (a sync helper called after each stage, a buffer
+  // class made twice): each one is a place the fix may go. Calls,
+  // constructions and scope ends, a few of them.
   if (!Chain || Chain->Invoker || Chain->InLibrary ||
-      Shown.K != CallSite::Kind::Call ||
-      isa<CXXDestructorDecl>(Chain->Function))
+      Shown.K == CallSite::Kind::Callable)
     return;
   const SourceManager &SM = Analysis.context().getSourceManager();
   llvm::SmallVector<SourceLocation, 4> Places{Shown.Loc};
@@ -430,14 +430,21 @@ void CudaGraphCheck::addOtherCallNotes(CaptureAnalysis &Analysis,
   for (const Reach::Other &O : Chain->Others) {
     if (Listed == MaxOtherCallNotes)
       break;
-    if (O.Invoker || O.Site.K != CallSite::Kind::Call ||
-        !O.Site.Loc.isValid() || !Analysis.isUserLocation(O.Site.Loc) ||
+    if (O.Invoker || O.Site.K != Shown.K || !O.Site.Loc.isValid() ||
+        !Analysis.isUserLocation(O.Site.Loc) ||
         llvm::is_contained(Places, O.Site.Loc) ||
         stepHidden(Analysis, SM, O.Site, O.Parent, O.Root))
       continue;
     Places.push_back(O.Site.Loc);
-    diag(O.Site.Loc, "'%0' is also called here %1", DiagnosticIDs::Note)
-        << displayName(Chain->Function) << When;
+    if (O.Site.K == CallSite::Kind::LocalDtor)
+      diag(O.Site.Loc,
+           "the destructor '%0' also runs %1 when this variable goes out of "
+           "scope",
+           DiagnosticIDs::Note)
+          << displayName(Chain->Function) << When;
+    else
+      diag(O.Site.Loc, "'%0' is also called here %1", DiagnosticIDs::Note)
+          << displayName(Chain->Function) << When;
     ++Listed;
   }
 }
