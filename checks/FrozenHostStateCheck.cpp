@@ -911,6 +911,14 @@ FrozenHostStateCheck::replayElsewhere(const RegionRoot *Root,
   return nullptr;
 }
 
+bool FrozenHostStateCheck::readsPointer(const Decl *Storage) const {
+  auto It = Reads.find(Storage);
+  return It != Reads.end() &&
+         llvm::any_of(It->second, [](const CapturedRead &R) {
+           return R.Kind == ValueKind::Pointer;
+         });
+}
+
 const FrozenHostStateCheck::Summary &
 FrozenHostStateCheck::summaryOf(CaptureAnalysis &Analysis,
                                 const FunctionDecl *FD, unsigned Depth) {
@@ -923,6 +931,14 @@ FrozenHostStateCheck::summaryOf(CaptureAnalysis &Analysis,
   const FunctionDecl *Def = definitionOf(FD);
   if (Def && Depth < 4 && Analysis.isUserLocation(Def->getLocation()))
     forEachStmt(Def->getBody(), [&](const Stmt *S) {
+      if (auto C = changeOf(S))
+        Result.Writes.push_back(C->Storage);
+      // A member or global (not a local of the helper) that a capture
+      // elsewhere reads.
+      if (const Decl *D = releasedBy(Analysis, S);
+          D && readsPointer(D) && !Analysis.contextOf(Def, S) &&
+          !(isa<VarDecl>(D) && !cast<VarDecl>(D)->hasGlobalStorage()))
+        Result.Releases.push_back({S, D});
       const auto *Call = dyn_cast<CallExpr>(S);
       if (!Call)
         return;
@@ -939,6 +955,9 @@ FrozenHostStateCheck::summaryOf(CaptureAnalysis &Analysis,
         Result.Kills |= Inner.Kills;
         Result.Replays.insert(Result.Replays.end(), Inner.Replays.begin(),
                               Inner.Replays.end());
+        Result.Releases.insert(Result.Releases.end(), Inner.Releases.begin(),
+                               Inner.Releases.end());
+        Result.Writes.append(Inner.Writes.begin(), Inner.Writes.end());
       }
     });
   Summaries[FD] = Result;
@@ -965,6 +984,77 @@ static bool mentions(const Stmt *E, const Decl *Storage) {
       Found = accessedField(MC, /*Through=*/true) == Storage;
   });
   return Found;
+}
+
+/// Whether every local and parameter \p E is computed from (through the
+/// initializers of locals) is named by \p Cond; members and globals count
+/// as fixed. False when \p E has none.
+static bool coveredBy(const Stmt *Cond, const Expr *E, unsigned Depth = 0) {
+  bool Any = false, All = true;
+  forEachStmt(E, [&](const Stmt *S) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(S);
+    const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+    if (!VD || !VD->hasLocalStorage() || !All)
+      return;
+    Any = true;
+    if (mentions(Cond, VD->getCanonicalDecl()))
+      return;
+    All = !isa<ParmVarDecl>(VD) && VD->getInit() && Depth < 4 &&
+          coveredBy(Cond, VD->getInit(), Depth + 1);
+  });
+  return Any && All;
+}
+
+bool FrozenHostStateCheck::decidesAfter(CaptureAnalysis &Analysis,
+                                        const FunctionDecl *FD,
+                                        const Stmt *Cond,
+                                        const CallExpr *Call) {
+  bool Found = false;
+  forEachStmt(Cond, [&](const Stmt *S) { Found |= S == Call; });
+  if (Found)
+    return true;
+  // A storage the helper assigns (`resized_ = true;`, the sizes it keeps).
+  if (const FunctionDecl *Callee = Call->getDirectCallee())
+    for (const Decl *W : summaryOf(Analysis, Callee).Writes)
+      if (mentions(Cond, W))
+        return true;
+  // A variable given the call's result (`bool grew = ensure(n);`).
+  auto Contains = [&](const Stmt *E) {
+    bool In = false;
+    forEachStmt(E, [&](const Stmt *S) { In |= S == Call; });
+    return In;
+  };
+  forEachStmt(FD->getBody(), [&](const Stmt *S) {
+    if (Found)
+      return;
+    if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+      for (const Decl *D : DS->decls())
+        if (const auto *VD = dyn_cast<VarDecl>(D);
+            VD && VD->getInit() && Contains(VD->getInit()))
+          Found |= mentions(Cond, VD->getCanonicalDecl());
+    } else if (const auto *BO = dyn_cast<BinaryOperator>(S);
+               BO && BO->isAssignmentOp() && Contains(BO->getRHS())) {
+      if (const Decl *D = storageOf(BO->getLHS()))
+        Found |= mentions(Cond, D);
+    }
+  });
+  if (Found)
+    return true;
+  // The sizes the helper is given (`ensure(n); if (n != captured_n) ...`).
+  bool Any = false, All = true;
+  for (const Expr *Arg : Call->arguments()) {
+    bool HasLocal = false;
+    forEachStmt(Arg, [&](const Stmt *S) {
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+        if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+          HasLocal |= VD->hasLocalStorage();
+    });
+    if (!HasLocal)
+      continue;
+    Any = true;
+    All = All && coveredBy(Cond, Arg);
+  }
+  return Any && All;
 }
 
 namespace {
@@ -994,17 +1084,10 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
     const auto *VD = dyn_cast<VarDecl>(D);
     return VD && VD->hasLocalStorage() && VD->getParentFunctionOrMethod() == FD;
   };
-  auto ReadsPointer = [&](const Decl *D) {
-    auto It = Reads.find(D);
-    return It != Reads.end() &&
-           llvm::any_of(It->second, [](const CapturedRead &R) {
-             return R.Kind == ValueKind::Pointer;
-           });
-  };
   for (const auto &[Storage, List] : AddressReads)
     Releases |= IsLocalHere(Storage);
   forEachStmt(FD->getBody(), [&](const Stmt *S) {
-    if (const Decl *D = releasedBy(Analysis, S); D && ReadsPointer(D))
+    if (const Decl *D = releasedBy(Analysis, S); D && readsPointer(D))
       Releases = true;
     if (auto C = changeOf(S); C && Reads.count(C->Storage))
       Changes = true;
@@ -1015,8 +1098,11 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
       if (replayOf(Analysis, Call))
         Replays = true;
       else if (const FunctionDecl *Callee = Call->getDirectCallee();
-               Callee && !isBegin(Analysis, Call))
-        Replays |= !summaryOf(Analysis, Callee).Replays.empty();
+               Callee && !isBegin(Analysis, Call)) {
+        const Summary &Sum = summaryOf(Analysis, Callee);
+        Replays |= !Sum.Replays.empty();
+        Changes |= !Sum.Releases.empty();
+      }
     }
   });
   if (!(Changes && Replays) && !Releases)
@@ -1032,6 +1118,9 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
 
   std::vector<Finding> Found;
   std::set<std::pair<const Stmt *, const Decl *>> Reported;
+  // Frees inside a helper this function calls (`ensure_buffers(n)`), and
+  // the call that runs them.
+  llvm::DenseMap<const Stmt *, const CallExpr *> FreedBy;
   // Releases among the pending changes: a free of a pointer the graph
   // reads, the end of a local's scope whose address it was given.
   std::set<std::pair<const Stmt *, const Decl *>> Released;
@@ -1112,7 +1201,7 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         continue;
       const Stmt *S = CS->getStmt();
       if (const Decl *D = releasedBy(Analysis, S);
-          D && ReadsPointer(D) && !Analysis.contextOf(FD, S)) {
+          D && readsPointer(D) && !Analysis.contextOf(FD, S)) {
         ReleaseHere(P, S, D, Reads[D], /*PointersOnly=*/true);
         continue;
       }
@@ -1140,11 +1229,19 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         ReplayHere(P, *G, Call);
       } else if (const FunctionDecl *Callee = Call->getDirectCallee()) {
         const Summary &Sum = summaryOf(Analysis, Callee);
-        if (Sum.Captures || Sum.Kills)
+        if (Sum.Captures || Sum.Kills) {
           P.Changes.clear();
-        else
-          for (const GraphRef &G : Sum.Replays)
-            ReplayHere(P, G, Call);
+          continue;
+        }
+        // A helper that frees and replays is checked on its own.
+        if (Sum.Replays.empty() && !Analysis.contextOf(FD, S))
+          for (const auto &[Free, Storage] : Sum.Releases) {
+            ReleaseHere(P, Free, Storage, Reads[Storage],
+                        /*PointersOnly=*/true);
+            FreedBy.try_emplace(Free, Call);
+          }
+        for (const GraphRef &G : Sum.Replays)
+          ReplayHere(P, G, Call);
       }
     }
     // A branch on the changed value (`if (n != captured_n) recapture();`)
@@ -1154,9 +1251,14 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         Cond && Term &&
         (isa<IfStmt>(Term) || isa<SwitchStmt>(Term) ||
          isa<AbstractConditionalOperator>(Term) || isa<BinaryOperator>(Term)))
-      for (auto It = P.Changes.begin(); It != P.Changes.end();)
-        It = mentions(Cond, std::get<2>(*It)) ? P.Changes.erase(It)
-                                              : std::next(It);
+      for (auto It = P.Changes.begin(); It != P.Changes.end();) {
+        auto Via = FreedBy.find(std::get<0>(*It));
+        bool Decides =
+            mentions(Cond, std::get<2>(*It)) ||
+            (Via != FreedBy.end() &&
+             decidesAfter(Analysis, FD, Cond, Via->second));
+        It = Decides ? P.Changes.erase(It) : std::next(It);
+      }
     return P;
   };
   std::vector<std::optional<Pending>> In = solveForward<Pending>(
@@ -1172,7 +1274,8 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         if (const ReplaySite *Later = replayElsewhere(Root, FD);
             Later && Reported.insert({Change, Storage}).second)
           Found.push_back({Change, Root, Later->Call, Storage});
-  for (const Finding &F : Found) {
+  for (Finding &F : Found) {
+    F.Via = FreedBy.lookup(F.Change);
     if (F.Released)
       reportRelease(Analysis, FD, F);
     else
@@ -1339,6 +1442,13 @@ void FrozenHostStateCheck::reportRelease(CaptureAnalysis &Analysis,
        DiagnosticIDs::Note)
       << Name;
   addChainNotes(Analysis, Read->Site->Ctx.Chain, Read->Site->Ctx.Root);
+  if (F.Via)
+    if (const FunctionDecl *Helper = F.Via->getDirectCallee())
+      diag(Analysis.visibleLoc(F.Via->getBeginLoc()),
+           "'%0' frees it when called here, and the graph is not captured "
+           "again on every path from here to the replay",
+           DiagnosticIDs::Note)
+          << displayName(Helper);
   diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
        "the graph is replayed here", DiagnosticIDs::Note);
 }

@@ -65,6 +65,10 @@ public:
     bool Captures = false;
     bool Kills = false;
     std::vector<GraphRef> Replays;
+    /// Frees of pointers a graph reads, outside capture (`cudaFree(d_in_)`
+    /// in a buffer-growing helper), and the storages the call assigns.
+    std::vector<std::pair<const Stmt *, const Decl *>> Releases;
+    llvm::SmallVector<const Decl *, 4> Writes;
   };
 
   struct Finding {
@@ -73,6 +77,8 @@ public:
     const Stmt *Replay;
     /// The variable a release frees or ends (null for changes).
     const Decl *Released = nullptr;
+    /// The call of the helper that frees it (null: freed here).
+    const CallExpr *Via = nullptr;
   };
 
   /// A replay call in user code.
@@ -89,6 +95,14 @@ private:
   void report(CaptureAnalysis &Analysis, const FunctionDecl *FD,
               const Finding &F);
 
+  /// Whether a graph reads the pointer held in \p Storage.
+  bool readsPointer(const Decl *Storage) const;
+  /// Whether branch condition \p Cond decides whether the graph still fits
+  /// after \p Call, whose callee frees a buffer the graph reads: it tests
+  /// the call's result, a storage the callee assigns, or every local and
+  /// parameter the call's arguments are computed from.
+  bool decidesAfter(CaptureAnalysis &Analysis, const FunctionDecl *FD,
+                    const Stmt *Cond, const CallExpr *Call);
   /// Whether a replay of \p Replay may launch what \p Root captured.
   bool mayReplay(const RegionRoot *Root, const GraphRef &Replay) const;
   /// Whether \p Replay names the graph \p Root captured (both known).

@@ -731,6 +731,131 @@ void scopedStaging(float *d, cudaStream_t s) {
   cudaGraphLaunch(exec, s);
 }
 
+// A helper that grows the buffers by freeing and allocating them, called
+// before the replay; the graph is captured again only when the size of
+// one dimension changes, so a larger batch replays the freed buffers.
+__global__ void padRows(const float *in, float *out);
+struct GrowingRunner {
+  cudaStream_t s_;
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  float *d_in_ = nullptr, *d_out_ = nullptr;
+  unsigned long in_bytes_ = 0, out_bytes_ = 0;
+  bool captured_ = false;
+  int dim_ = 0;
+  void ensure(unsigned long in_bytes, unsigned long out_bytes) {
+    if (in_bytes > in_bytes_) {
+      if (d_in_)
+        cudaFree(d_in_);
+      // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: 'd_in_' is freed while a graph that reads it by address can still be replayed
+      // CHECK-MESSAGES: :[[@LINE+17]]:31: note: the graph reads 'd_in_' here during capture
+      // CHECK-MESSAGES: :[[@LINE+15]]:5: note: CUDA graph capture begins here (global mode)
+      // CHECK-MESSAGES: :[[@LINE+23]]:5: note: 'GrowingRunner::ensure' frees it when called here, and the graph is not captured again on every path from here to the replay
+      // CHECK-MESSAGES: :[[@LINE+25]]:5: note: the graph is replayed here
+      cudaMalloc(&d_in_, in_bytes);
+      in_bytes_ = in_bytes;
+    }
+    if (out_bytes > out_bytes_) {
+      if (d_out_)
+        cudaFree(d_out_);
+      // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: 'd_out_' is freed while a graph
+      cudaMalloc(&d_out_, out_bytes);
+      out_bytes_ = out_bytes;
+    }
+  }
+  void rebuild(int dim) {
+    cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal);
+    padRows<<<1, 32, 0, s_>>>(d_in_, d_out_);
+    cudaStreamEndCapture(s_, &graph_);
+    cudaGraphInstantiate(&exec_, graph_, 0);
+    captured_ = true;
+    dim_ = dim;
+  }
+  void run(int batch, int len, int dim) {
+    const unsigned long in_bytes = (unsigned long)batch * len * 4;
+    ensure(in_bytes, (unsigned long)batch * dim * 4);
+    if (!captured_ || dim_ != dim)
+      rebuild(dim);
+    cudaGraphLaunch(exec_, s_);
+  }
+};
+
+// The test names every size the helper was given, the helper's result, or
+// a member the helper sets, or the capture is made again on every call.
+struct CheckedRunner {
+  cudaStream_t s_;
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  float *d_a_ = nullptr, *d_b_ = nullptr, *d_c_ = nullptr, *d_d_ = nullptr;
+  unsigned long a_ = 0, b_ = 0, c_ = 0, d_ = 0;
+  bool captured_ = false, dirty_ = false;
+  int batch_ = 0, len_ = 0;
+  void growA(unsigned long bytes) {
+    if (bytes > a_) {
+      cudaFree(d_a_);
+      cudaMalloc(&d_a_, bytes);
+      a_ = bytes;
+    }
+  }
+  bool growB(unsigned long bytes) {
+    if (bytes <= b_)
+      return false;
+    cudaFree(d_b_);
+    cudaMalloc(&d_b_, bytes);
+    b_ = bytes;
+    return true;
+  }
+  void growC(unsigned long bytes) {
+    if (bytes > c_) {
+      cudaFree(d_c_);
+      cudaMalloc(&d_c_, bytes);
+      c_ = bytes;
+      dirty_ = true;
+    }
+  }
+  void growD(unsigned long bytes) {
+    if (bytes > d_) {
+      cudaFree(d_d_);
+      cudaMalloc(&d_d_, bytes);
+      d_ = bytes;
+    }
+  }
+  void rebuild() {
+    cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal);
+    padRows<<<1, 32, 0, s_>>>(d_a_, d_b_);
+    padRows<<<1, 32, 0, s_>>>(d_c_, d_d_);
+    cudaStreamEndCapture(s_, &graph_);
+    cudaGraphInstantiate(&exec_, graph_, 0);
+    captured_ = true;
+    dirty_ = false;
+  }
+  void runSizes(int batch, int len) {
+    const unsigned long bytes = (unsigned long)batch * len * 4;
+    growA(bytes);
+    if (!captured_ || batch != batch_ || len != len_)
+      rebuild();
+    cudaGraphLaunch(exec_, s_);
+  }
+  void runGrown(int n) {
+    bool grew = growB(n * 4ul);
+    if (grew || !captured_)
+      rebuild();
+    cudaGraphLaunch(exec_, s_);
+  }
+  void runDirty(int n) {
+    growC(n * 4ul);
+    if (dirty_)
+      rebuild();
+    cudaGraphLaunch(exec_, s_);
+  }
+  void runAlways(int n) {
+    growD(n * 4ul);
+    rebuild();
+    cudaGraphLaunch(exec_, s_);
+  }
+};
+
+
 // Replayed while alive, freed after the last replay; a static staging
 // buffer; a kernel-parameter array (copied at the launch); a graph made and
 // replayed only where the buffer lives.
