@@ -928,6 +928,13 @@ void CaptureAnalysis::run() {
       addScope({FD, nullptr, &Flow, nullptr, 0, nullptr, nullptr});
     for (auto [Return, Root] : Flow.OpenReturns)
       OpenReturns.push_back({FD, Return, Root});
+    // An end wrapper entered with its caller's capture open: failures it
+    // returns before its end.
+    if (Flows->summary(FD).Event == CaptureEvent::End)
+      for (auto [Return, Root] :
+           Flows->flow(FD, /*EntryCapturing=*/true).OpenReturns)
+        if (Root->K == RegionRoot::Kind::Entry)
+          OpenReturns.push_back({FD, Return, Root});
   }
 
   // Functions the user says run under capture (ops captured from Python).

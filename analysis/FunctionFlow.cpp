@@ -1308,6 +1308,8 @@ private:
         for (const RegionRoot *R : S.Roots)
           if (R->K != RegionRoot::Kind::Entry)
             OpenReturns.push_back({Return, R});
+          else if (!S.StreamGuarded)
+            EntryOpenReturns.push_back(Return);
     }
     return S;
   }
@@ -1401,6 +1403,22 @@ private:
       if ((EndsLater || FailedWrapper) && !Seen)
         F.OpenReturns.push_back({Return, Root});
     }
+    // An end wrapper (`if (join() != OK) return status; ...; end(s);`)
+    // that reports a failure before its end: the caller takes the capture
+    // for ended, or gives up on it, and leaves it open.
+    if (F.HasBegin)
+      return;
+    for (const Stmt *Return : EntryOpenReturns) {
+      SourceLocation At = SM.getExpansionLoc(Return->getBeginLoc());
+      bool EndsLater = llvm::any_of(EndLocs, [&](SourceLocation End) {
+        return SM.isBeforeInTranslationUnit(At, SM.getExpansionLoc(End));
+      });
+      bool Seen = llvm::any_of(F.OpenReturns, [&](const auto &P) {
+        return P.first == Return;
+      });
+      if (EndsLater && !Seen && returnedStatus(Return) == Status::Failure)
+        F.OpenReturns.push_back({Return, E.entryRoot()});
+    }
   }
 
   enum class Status { Unknown, Success, Failure };
@@ -1481,6 +1499,8 @@ private:
   /// Local flags that a branch tests alone (`if (capturing)`).
   llvm::SmallPtrSet<const VarDecl *, 4> Flags;
   std::vector<std::pair<const Stmt *, const RegionRoot *>> OpenReturns;
+  /// Returns reached with the caller's capture open (entered capturing).
+  std::vector<const Stmt *> EntryOpenReturns;
   std::vector<SourceLocation> EndLocs;
 };
 

@@ -47,7 +47,12 @@ void CaptureLeftOpenCheck::checkCapture(CaptureAnalysis &Analysis) {
     llvm::sort(Group.Locs, [&](SourceLocation A, SourceLocation B) {
       return SM.isBeforeInTranslationUnit(A, B);
     });
-    if (!reportHazard(Analysis, *LeftOpen, Group.Locs.front(), SourceRange(),
+    // An end wrapper's failure before its end: the capture is the caller's.
+    Hazard H = *LeftOpen;
+    if (Group.Root->K == RegionRoot::Kind::Entry)
+      H.Effect = "returns a failure before the end-capture call below it, "
+                 "leaving open the capture its caller began";
+    if (!reportHazard(Analysis, H, Group.Locs.front(), SourceRange(),
                       "this path", Group.Function, nullptr, Group.Root))
       continue;
     for (SourceLocation Other : llvm::drop_begin(Group.Locs))
