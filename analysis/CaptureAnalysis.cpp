@@ -194,6 +194,11 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
                               const FunctionDecl *Function,
                               const ValueResult *CallerValues) {
   CaptureContext C = Ctx;
+  // A call under a condition the capture never runs with (`if (debug())`
+  // in a helper of a capture begun only when `debug()` is false).
+  if (C.Root && Function != C.Root->Owner && !C.Root->Guards.empty() &&
+      Flows->contradictsGuards(*C.Root, Function, Site.S))
+    return;
   // A thread started during the capture is not captured; its calls touch
   // the capture only in global mode, where the capture prohibits them from
   // any thread.

@@ -430,8 +430,26 @@ CaptureTest CaptureTestClassifier::classify(const Expr *Cond, const Stmt *Body,
 // Guard facts
 //===----------------------------------------------------------------------===//
 
+/// `Settings::get()`, `Registry::instance()`: a call without arguments of
+/// a static method or free function that returns a reference or pointer to
+/// an object of a class (a singleton's accessor).
+static bool isSingletonAccess(const CallExpr *Call) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD || Call->getNumArgs() || isa<CXXMemberCallExpr>(Call) ||
+      isa<CXXOperatorCallExpr>(Call))
+    return false;
+  if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && !M->isStatic())
+    return false;
+  QualType T = FD->getReturnType();
+  if (!T->isReferenceType() && !T->isPointerType())
+    return false;
+  return !T->getPointeeType().isNull() &&
+         T->getPointeeType()->isRecordType();
+}
+
 /// Whether evaluating \p E twice gives the same value when nothing else
-/// changes: no assignments, increments or calls other than const methods.
+/// changes: no assignments, increments or calls other than const methods
+/// (of a singleton's object too).
 static bool isStable(const Stmt *S) {
   if (!S)
     return true;
@@ -451,6 +469,9 @@ static bool isStable(const Stmt *S) {
     const CXXMethodDecl *M = MC->getMethodDecl();
     if (!M || !M->isConst())
       return false;
+  } else if (const auto *Call = dyn_cast<CallExpr>(S);
+             Call && isSingletonAccess(Call)) {
+    // `Settings::get()`: the one object of its class.
   } else if (isa<CallExpr>(S) || isa<LambdaExpr>(S) || isa<CXXNewExpr>(S) ||
              isa<CXXDeleteExpr>(S) || isa<CXXThrowExpr>(S) ||
              isa<StmtExpr>(S)) {

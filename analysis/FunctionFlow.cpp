@@ -640,8 +640,88 @@ const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
     if (!W.Loop)
       R.Conditions.push_back({W.Cond, W.Value});
   }
+  // The begin's function is called only where a condition holds.
+  callerFacts(Owner, R.Guards);
   RootsByBegin[S] = &R;
   return &R;
+}
+
+bool FlowEngine::contradictsGuards(const RegionRoot &Root,
+                                   const FunctionDecl *FD, const Stmt *S) {
+  if (!S || !FD->getBody() ||
+      llvm::all_of(Root.Guards, [](const GuardFact &G) { return G.Loop; }))
+    return false;
+  llvm::SmallVector<WayCondition, 4> Way;
+  if (!enclosingConditions(FD->getBody(), S, Way))
+    return false;
+  llvm::SmallVector<GuardFact, 4> Here;
+  for (const WayCondition &W : Way)
+    if (W.Cond && !W.Loop)
+      guardFacts(W.Cond, W.Value, Ctx, Here);
+  for (const GuardFact &G : Root.Guards)
+    for (const GuardFact &F : Here)
+      if (!G.Loop && G.Atom == F.Atom && G.Value != F.Value)
+        return true;
+  return false;
+}
+
+void FlowEngine::callerFacts(const FunctionDecl *FD,
+                             llvm::SmallVectorImpl<GuardFact> &Out) {
+  if (!CallersOf) {
+    CallersOf.emplace();
+    forEachUserFunction(
+        Ctx, Code,
+        [&](const FunctionDecl *Caller) {
+          forEachStmt(Caller->getBody(), [&](const Stmt *S) {
+            const auto *Call = dyn_cast<CallExpr>(S);
+            if (const FunctionDecl *Callee =
+                    Call ? Call->getDirectCallee() : nullptr)
+              (*CallersOf)[Callee->getCanonicalDecl()].push_back(
+                  {Caller, Call});
+            // A use other than the callee of a call: the address escapes.
+            if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+              if (const auto *F = dyn_cast<FunctionDecl>(DRE->getDecl()))
+                if (!Call)
+                  (*CallersOf)[F->getCanonicalDecl()].push_back(
+                      {nullptr, nullptr});
+          });
+        },
+        FunctionWalk::Instantiated);
+  }
+  if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && M->isVirtual())
+    return;
+  auto It = CallersOf->find(FD->getCanonicalDecl());
+  if (It == CallersOf->end() || It->second.empty())
+    return;
+  llvm::SmallVector<GuardFact, 4> Common;
+  bool First = true;
+  for (auto [Caller, Call] : It->second) {
+    if (!Caller || !Caller->getBody())
+      return;
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+        MC && !isa<CXXThisExpr>(
+                  MC->getImplicitObjectArgument()->IgnoreParenImpCasts()))
+      return;
+    llvm::SmallVector<WayCondition, 4> Way;
+    enclosingConditions(Caller->getBody(), Call, Way);
+    llvm::SmallVector<GuardFact, 4> Here;
+    for (const WayCondition &W : Way)
+      if (W.Cond && !W.Loop)
+        guardFacts(W.Cond, W.Value, Ctx, Here);
+    if (First) {
+      Common = std::move(Here);
+      First = false;
+    } else {
+      llvm::erase_if(Common, [&](const GuardFact &G) {
+        return llvm::none_of(Here, [&](const GuardFact &H) {
+          return H.Atom == G.Atom && H.Value == G.Value;
+        });
+      });
+    }
+    if (Common.empty())
+      return;
+  }
+  Out.append(Common.begin(), Common.end());
 }
 
 //===----------------------------------------------------------------------===//

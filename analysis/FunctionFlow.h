@@ -190,6 +190,12 @@ public:
                            const BranchFacts *Decided = nullptr,
                            llvm::StringRef DecidedKey = "",
                            bool EntryPersists = false);
+  /// Whether the conditions around \p S in \p FD (the if-conditions and
+  /// early exits on the way to it) contradict a condition capture \p Root
+  /// began under: `if (debug()) sync();` in a function the capture calls,
+  /// where the capture runs only when `debug()` is false.
+  bool contradictsGuards(const RegionRoot &Root, const FunctionDecl *FD,
+                         const Stmt *S);
   /// Every region root made so far (begins of analyzed functions).
   const std::deque<RegionRoot> &roots() const { return Roots; }
   /// The placeholder root of flows entered with a capture open.
@@ -219,6 +225,12 @@ private:
   class Builder;
   bool hasCaptureTests(const FunctionDecl *FD);
   bool endsThroughHolder(const VarDecl *VD);
+  /// The guard facts that hold at every call of \p FD in the unit's code
+  /// (`if (!debug()) exec = capture();`): none when a call has none, when
+  /// the function's address is taken, when it is virtual, or when a method
+  /// is called on another object than the caller's own.
+  void callerFacts(const FunctionDecl *FD,
+                   llvm::SmallVectorImpl<GuardFact> &Out);
   const RegionRoot *rootFor(const Stmt *S, const FunctionDecl *Owner,
                             const FunctionDecl *Callee, SourceLocation Loc);
 
@@ -257,6 +269,13 @@ private:
       Flows;
   llvm::DenseMap<const Stmt *, const RegionRoot *> RootsByBegin;
   std::deque<RegionRoot> Roots;
+  /// The calls of each user function in user code (made on first use);
+  /// null entries: the function escapes (its address is taken).
+  std::optional<llvm::DenseMap<const FunctionDecl *,
+                               llvm::SmallVector<std::pair<const FunctionDecl *,
+                                                           const CallExpr *>,
+                                                 2>>>
+      CallersOf;
 };
 
 } // namespace cudagraph

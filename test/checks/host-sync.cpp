@@ -583,3 +583,64 @@ void stagedForward(cudaStream_t s, float *dev, bool timing) {
   // CHECK-MESSAGES: :[[@LINE-10]]:3: note: CUDA graph capture begins here
   cudaStreamEndCapture(s, &graph);
 }
+
+// A capture begun only where a singleton's debug switch is off (every call
+// of the capturing function is in the `else` of the test): the helper's
+// debug-only synchronize never runs under it, another switch's does.
+struct DebugSettings {
+  static DebugSettings &get();
+  bool isDebugMode() const;
+  bool isVerbose() const;
+};
+struct StepService {
+  cudaStream_t s_;
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  float *dev_;
+  void kernels() {
+    cudaMemsetAsync(dev_, 0, 4, s_);
+    if (DebugSettings::get().isDebugMode())
+      cudaStreamSynchronize(s_);
+    if (DebugSettings::get().isVerbose())
+      cudaStreamSynchronize(s_);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaStreamSynchronize' blocks the host
+  }
+  cudaGraphExec_t capture() {
+    cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal);
+    kernels();
+    cudaStreamEndCapture(s_, &graph_);
+    cudaGraphInstantiate(&exec_, graph_, 0);
+    return exec_;
+  }
+  void step() {
+    if (DebugSettings::get().isDebugMode()) {
+      kernels();
+      cudaStreamSynchronize(s_);
+    } else {
+      cudaGraphLaunch(capture(), s_);
+    }
+  }
+};
+
+// The same helper, but one call of the capturing function is not under
+// the switch: the debug synchronize may run in the capture.
+struct OpenStepService {
+  cudaStream_t s_;
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  void kernels() {
+    if (DebugSettings::get().isDebugMode())
+      cudaStreamSynchronize(s_);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaStreamSynchronize' blocks the host
+  }
+  void capture() {
+    cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal);
+    kernels();
+    cudaStreamEndCapture(s_, &graph_);
+  }
+  void step() {
+    if (!DebugSettings::get().isDebugMode())
+      capture();
+  }
+  void warm() { capture(); }
+};
