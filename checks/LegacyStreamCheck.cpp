@@ -4,6 +4,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMap.h"
 #include "clang/Lex/Lexer.h"
+#include <functional>
 
 namespace clang::tidy::cudagraph {
 
@@ -55,6 +56,162 @@ bool LegacyStreamCheck::defaultStreamCurrent(const FunctionDecl *Owner,
   return Owner->isMain();
 }
 
+/// Whether \p S may change \p V: an assignment to it, its address taken
+/// (`cudaStreamCreate(&s)`), a non-const reference bound to it.
+static bool maySet(const Stmt *S, const VarDecl *V) {
+  if (!S)
+    return false;
+  auto Names = [&](const Expr *E) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    return DRE && DRE->getDecl() == V;
+  };
+  if (const auto *BO = dyn_cast<BinaryOperator>(S);
+      BO && BO->isAssignmentOp() && Names(BO->getLHS()))
+    return true;
+  if (const auto *UO = dyn_cast<UnaryOperator>(S);
+      UO && UO->getOpcode() == UO_AddrOf && Names(UO->getSubExpr()))
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = Call->getDirectCallee())
+      for (unsigned I = 0; I < Call->getNumArgs() && I < FD->getNumParams();
+           ++I) {
+        QualType T = FD->getParamDecl(I)->getType();
+        if (T->isReferenceType() && !T->getPointeeType().isConstQualified() &&
+            Names(Call->getArg(I)))
+          return true;
+      }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+      Op && Op->isAssignmentOp() && Op->getNumArgs() >= 1 &&
+      Names(Op->getArg(0)))
+    return true;
+  for (const Stmt *Child : S->children())
+    if (maySet(Child, V))
+      return true;
+  return false;
+}
+
+/// Whether \p S may leave the enclosing code: a return, throw, break,
+/// continue, goto or a call that does not return.
+static bool mayLeave(const Stmt *S) {
+  if (!S)
+    return false;
+  if (isa<ReturnStmt>(S) || isa<CXXThrowExpr>(S) || isa<BreakStmt>(S) ||
+      isa<ContinueStmt>(S) || isa<GotoStmt>(S))
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = Call->getDirectCallee();
+        FD && FD->isNoReturn())
+      return true;
+  for (const Stmt *Child : S->children())
+    if (mayLeave(Child))
+      return true;
+  return false;
+}
+
+/// Whether \p Cond reads \p Also or a variable that \p Arm assigns.
+static bool readsSetBy(const Expr *Cond, const Stmt *Arm,
+                       const VarDecl *Also) {
+  llvm::SmallPtrSet<const Decl *, 4> Set;
+  if (Also)
+    Set.insert(Also);
+  forEachStmt(Arm, [&](const Stmt *T) {
+    if (const auto *BO = dyn_cast<BinaryOperator>(T);
+        BO && BO->isAssignmentOp())
+      if (const auto *DRE =
+              dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
+        Set.insert(DRE->getDecl());
+  });
+  bool Reads = false;
+  forEachStmt(Cond, [&](const Stmt *C) {
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(C))
+      Reads |= Set.contains(Ref->getDecl());
+  });
+  return Reads;
+}
+
+/// Whether \p Cond is true exactly when \p V is the default stream:
+/// `v == 0`, `0 == v`, `v == nullptr`, `!v`.
+static bool testsDefault(const Expr *Cond, const VarDecl *V,
+                         const ASTContext &Ctx) {
+  auto Names = [&](const Expr *E) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    return DRE && DRE->getDecl() == V;
+  };
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Cond))
+    return UO->getOpcode() == UO_LNot && Names(UO->getSubExpr());
+  const auto *BO = dyn_cast<BinaryOperator>(Cond);
+  if (!BO || BO->getOpcode() != BO_EQ)
+    return false;
+  return (Names(BO->getLHS()) &&
+          streamValue(BO->getRHS(), Ctx) == StreamValue::Default) ||
+         (Names(BO->getRHS()) &&
+          streamValue(BO->getLHS(), Ctx) == StreamValue::Default);
+}
+
+const IfStmt *LegacyStreamCheck::leftDefaultBy(const FunctionDecl *Owner,
+                                               const Stmt *Begin,
+                                               const VarDecl *Stream) {
+  if (!Owner || !Owner->getBody() || !Stream->hasLocalStorage() ||
+      Stream->getType()->isReferenceType())
+    return nullptr;
+  const ASTContext &Ctx = Owner->getASTContext();
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation At = SM.getExpansionLoc(Begin->getBeginLoc());
+  ParentMap PM(Owner->getBody());
+  // The conditions the begin sits under: one that reads what the test's
+  // arm sets (`if (!local_stream) begin(s)`) may exclude that path.
+  llvm::SmallVector<const Expr *, 4> Around;
+  for (const Stmt *S = PM.getParent(Begin); S; S = PM.getParent(S))
+    if (const auto *If = dyn_cast<IfStmt>(S))
+      Around.push_back(If->getCond());
+    else if (const auto *While = dyn_cast<WhileStmt>(S))
+      Around.push_back(While->getCond());
+  const IfStmt *Found = nullptr;
+  bool SetLater = false;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+    if (!S || SetLater)
+      return;
+    SourceLocation From = SM.getExpansionLoc(S->getBeginLoc());
+    if (!SM.isBeforeInTranslationUnit(From, At))
+      return; // at or after the begin
+    const auto *If = dyn_cast<IfStmt>(S);
+    SourceLocation End = SM.getExpansionLoc(S->getEndLoc());
+    bool Before = SM.isBeforeInTranslationUnit(End, At);
+    if (If && Before && !If->getInit() && !If->getConditionVariable() &&
+        testsDefault(If->getCond(), Stream, Ctx) && If->getThen() &&
+        !maySet(If->getThen(), Stream) && !mayLeave(If->getThen())) {
+      if (llvm::none_of(Around, [&](const Expr *Cond) {
+            return readsSetBy(Cond, If->getThen(), nullptr);
+          }))
+        Found = If;
+      return;
+    }
+    if (Found && Before && maySet(S, Stream)) {
+      SetLater = true; // assigned between the test and the begin
+      return;
+    }
+    // A later exit on the stream or on what the arm set
+    // (`if (local_stream) return;`) takes that path away.
+    if (Found && Before && If && mayLeave(If->getThen()) &&
+        readsSetBy(If->getCond(), Found->getThen(), Stream)) {
+      Found = nullptr;
+      return;
+    }
+    if (Before && !isa<CompoundStmt>(S)) {
+      // A whole statement before the begin: a test inside it counts.
+      if (!Found || !maySet(S, Stream))
+        for (const Stmt *Child : S->children())
+          Walk(Child);
+      return;
+    }
+    for (const Stmt *Child : S->children())
+      Walk(Child);
+  };
+  Walk(Owner->getBody());
+  return SetLater ? nullptr : Found;
+}
+
 void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
   ApiHazardCheck::checkCapture(Analysis);
   const Hazard *H = nullptr;
@@ -74,18 +231,37 @@ void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
       continue;
     StringRef Name = stripCudaApiSuffix(Callee->getName());
     bool OnDefault = false;
+    const IfStmt *LeftBy = nullptr;
+    const VarDecl *StreamVar = nullptr;
     if (Name.starts_with("cudaStreamBeginCapture") ||
-        Name.starts_with("cuStreamBeginCapture"))
+        Name.starts_with("cuStreamBeginCapture")) {
       OnDefault = Call->getNumArgs() >= 1 &&
                   isLegacyStream(streamValue(Call->getArg(0), Ctx),
                                  perThreadDefaultStream());
+      if (!OnDefault && Call->getNumArgs() >= 1 && !perThreadDefaultStream())
+        if (const auto *DRE = dyn_cast<DeclRefExpr>(
+                Call->getArg(0)->IgnoreParenImpCasts()))
+          if ((StreamVar = dyn_cast<VarDecl>(DRE->getDecl())))
+            OnDefault = (LeftBy = leftDefaultBy(Root.Owner, Call, StreamVar));
+    }
     else if (Name == "capture_begin" && isa<CXXMethodDecl>(Callee))
       OnDefault = !perThreadDefaultStream() &&
                   defaultStreamCurrent(Root.Owner, Root.Call);
     if (!OnDefault)
       continue;
-    reportHazard(Analysis, *H, Root.Loc, Call->getSourceRange(),
-                 "'" + displayName(Callee) + "'", Root.Owner, nullptr, &Root);
+    Hazard Shown = *H;
+    if (LeftBy)
+      Shown.Effect = "may begin capture on the default stream";
+    if (!reportHazard(Analysis, Shown, Root.Loc, Call->getSourceRange(),
+                      "'" + displayName(Callee) + "'", Root.Owner, nullptr,
+                      &Root))
+      continue;
+    if (LeftBy)
+      diag(Analysis.visibleLoc(LeftBy->getBeginLoc()),
+           "'%0' is the default stream on the path through this test, whose "
+           "branch does not assign it",
+           DiagnosticIDs::Note)
+          << StreamVar->getName();
   }
 }
 

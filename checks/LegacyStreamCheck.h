@@ -29,6 +29,13 @@ private:
   /// Whether the libtorch current stream is the default stream where
   /// \p Begin (a capture_begin call in \p Owner) runs, on every path.
   bool defaultStreamCurrent(const FunctionDecl *Owner, const Stmt *Begin);
+  /// A test before \p Begin in \p Owner that finds local stream \p Stream
+  /// to be the default stream and takes an arm that neither assigns it nor
+  /// leaves (`if (stream == 0) { local = true; get_stream(0); }`, the new
+  /// stream's result dropped), with nothing assigning it from there to the
+  /// begin: the begin runs on the default stream on that path. Null: none.
+  const IfStmt *leftDefaultBy(const FunctionDecl *Owner, const Stmt *Begin,
+                              const VarDecl *Stream);
 };
 
 } // namespace clang::tidy::cudagraph

@@ -245,3 +245,75 @@ struct Runner {
     cudaStreamEndCapture(s, &g);
   }
 };
+
+// The fallback for "no stream set" drops the new stream (the result of the
+// getter is discarded): on that path the capture begins on stream 0.
+cudaStream_t solverStream();
+cudaStream_t makeStream(int);
+extern bool allowGraph;
+void solveCaptured(float *d) {
+  bool localStream = false;
+  cudaStream_t stream = solverStream();
+  if (stream == 0) {
+    localStream = true;
+    makeStream(0);
+  }
+  cudaGraph_t graph;
+  if (allowGraph) {
+    cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamBeginCapture' may begin capture on the default stream: the legacy stream cannot be captured
+    // CHECK-MESSAGES: :[[@LINE-8]]:3: note: 'stream' is the default stream on the path through this test, whose branch does not assign it
+    cudaMemsetAsync(d, 0, 4, stream);
+    cudaStreamEndCapture(stream, &graph);
+  }
+}
+// Negatives: the fallback assigns the stream, leaves, or a later exit (or
+// the begin's own condition) reads what it set.
+void solveAssigned(float *d) {
+  cudaStream_t stream = solverStream();
+  if (stream == 0)
+    stream = makeStream(0);
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  cudaStreamEndCapture(stream, &graph);
+}
+void solveCreated(float *d) {
+  cudaStream_t stream = solverStream();
+  if (!stream) {
+    cudaStreamCreate(&stream);
+  }
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  cudaStreamEndCapture(stream, &graph);
+}
+void solveLeaves(float *d) {
+  cudaStream_t stream = solverStream();
+  if (stream == nullptr)
+    return;
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  cudaStreamEndCapture(stream, &graph);
+}
+void solveFlagged(float *d) {
+  bool eager = false;
+  cudaStream_t stream = solverStream();
+  if (stream == 0) {
+    eager = true;
+  }
+  if (eager)
+    return;
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  cudaStreamEndCapture(stream, &graph);
+}
+void solveGuarded(float *d) {
+  bool eager = false;
+  cudaStream_t stream = solverStream();
+  if (stream == 0)
+    eager = true;
+  cudaGraph_t graph;
+  if (!eager) {
+    cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    cudaStreamEndCapture(stream, &graph);
+  }
+}
