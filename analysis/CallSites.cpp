@@ -3,6 +3,7 @@
 #include "CallSites.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include <functional>
 
 namespace clang::cudagraph {
 
@@ -290,11 +291,100 @@ static bool storesCallables(const Stmt *S) {
                       [&](const char *N) { return M->getName() == N; });
 }
 
+/// The class whose objects a standard smart pointer or container holds
+/// (`T` of `std::unique_ptr<T>`, `std::vector<T>`,
+/// `std::vector<std::unique_ptr<T>>`), when it is not a class of the
+/// standard library or of libtorch; null otherwise.
+static const CXXRecordDecl *ownedClass(QualType T, unsigned Depth = 0) {
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T->getAsCXXRecordDecl());
+  if (!Spec || Depth > 1)
+    return nullptr;
+  if (!Spec->isInStdNamespace() || !Spec->getIdentifier() ||
+      Spec->getTemplateArgs().size() == 0 ||
+      Spec->getTemplateArgs()[0].getKind() != TemplateArgument::Type)
+    return nullptr;
+  StringRef Name = Spec->getName();
+  if (Name != "unique_ptr" && Name != "vector" && Name != "deque" &&
+      Name != "list" && Name != "optional")
+    return nullptr;
+  QualType Elem = Spec->getTemplateArgs()[0].getAsType();
+  if (const CXXRecordDecl *Inner = ownedClass(Elem, Depth + 1))
+    return Inner;
+  const CXXRecordDecl *RD = Elem->getAsCXXRecordDecl();
+  if (!RD || RD->isInStdNamespace())
+    return nullptr;
+  for (const DeclContext *DC = RD->getDeclContext(); DC; DC = DC->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC);
+        NS && NS->getIdentifier() &&
+        llvm::is_contained({"c10", "at", "torch"}, NS->getName()))
+      return nullptr;
+  return RD;
+}
+
+/// What a standard-library call runs of a class the program defines:
+/// `std::make_unique<T>(args)` / `std::make_shared<T>(args)` construct a
+/// T; `reset()`, an assignment, `clear()`, `resize()`, `pop_back()`,
+/// `erase()` of a `std::unique_ptr<T>` or a container of T (or of
+/// `std::unique_ptr<T>`) destroy one. Appends those constructors and
+/// destructors as calls at \p S.
+static void appendOwnedObjectCalls(const CallExpr *CE, SourceLocation Loc,
+                                   std::vector<CallSite> &Out) {
+  const FunctionDecl *FD = CE->getDirectCallee();
+  if (!FD)
+    return;
+  if (const auto *M = dyn_cast<CXXMethodDecl>(FD)) {
+    if (!M->getParent()->isInStdNamespace())
+      return;
+    StringRef Name = M->getIdentifier() ? M->getName() : "";
+    bool Destroys =
+        llvm::is_contained({"reset", "clear", "resize", "pop_back", "erase",
+                            "pop_front"},
+                           Name) ||
+        M->isCopyAssignmentOperator() || M->isMoveAssignmentOperator();
+    if (!Destroys)
+      return;
+    const CXXRecordDecl *RD = ownedClass(
+        M->getASTContext().getRecordType(M->getParent()));
+    if (const FunctionDecl *Dtor =
+            RD ? destructorOf(M->getASTContext().getRecordType(RD)) : nullptr)
+      Out.push_back({CallSite::Kind::Call, CE, Loc, Dtor});
+    return;
+  }
+  if (!FD->isInStdNamespace() || !FD->getIdentifier() ||
+      !llvm::is_contained({"make_unique", "make_shared"}, FD->getName()))
+    return;
+  const TemplateArgumentList *Args = FD->getTemplateSpecializationArgs();
+  if (!Args || Args->size() == 0 ||
+      (*Args)[0].getKind() != TemplateArgument::Type)
+    return;
+  const CXXRecordDecl *RD = (*Args)[0].getAsType()->getAsCXXRecordDecl();
+  if (!RD || RD->isInStdNamespace())
+    return;
+  // The constructor the instantiated body calls.
+  const FunctionDecl *Def = FD->getDefinition();
+  const CXXConstructorDecl *Ctor = nullptr;
+  std::function<void(const Stmt *)> Find = [&](const Stmt *St) {
+    if (!St || Ctor)
+      return;
+    if (const auto *Construct = dyn_cast<CXXConstructExpr>(St);
+        Construct && Construct->getConstructor()->getParent() == RD)
+      Ctor = Construct->getConstructor();
+    for (const Stmt *Child : St->children())
+      Find(Child);
+  };
+  if (Def)
+    Find(Def->getBody());
+  if (Ctor && !Ctor->isTrivial())
+    Out.push_back({CallSite::Kind::Call, CE, Loc, Ctor});
+}
+
 void appendCallSites(const Stmt *S, SourceLocation Loc,
                      std::vector<CallSite> &Out, bool Stored) {
   llvm::ArrayRef<const Expr *> Args;
   if (const auto *CE = dyn_cast<CallExpr>(S)) {
     Out.push_back({CallSite::Kind::Call, S, Loc, CE->getDirectCallee()});
+    appendOwnedObjectCalls(CE, Loc, Out);
     // A std::function or function pointer whose targets are visible calls
     // each of them here.
     bool Held = false;

@@ -397,6 +397,14 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
       diag(R.Site->Loc, "'%0' is passed here to '%1', which calls it %2",
            DiagnosticIDs::Note)
           << displayName(F) << displayName(R.Invoker) << When;
+    else if (std::string By = ownedObjectCall(*R.Site); !By.empty())
+      diag(R.Site->Loc,
+           isa<CXXDestructorDecl>(F)
+               ? "%0 destroys a '%1' here %2, which runs its destructor"
+               : "%0 constructs a '%1' here %2",
+           DiagnosticIDs::Note)
+          << By << cast<CXXMethodDecl>(F)->getParent()->getNameAsString()
+          << When;
     else if (isa<CXXDestructorDecl>(F))
       diag(R.Site->Loc,
            "the destructor '%0' runs %1 when this variable goes out of scope",
@@ -411,6 +419,20 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
       addOtherCallNotes(Analysis, Chain, *R.Site, When);
   }
   addRootNote(Root);
+}
+
+std::string CudaGraphCheck::ownedObjectCall(const CallSite &Site) {
+  if (Site.K != CallSite::Kind::Call ||
+      !(isa_and_nonnull<CXXDestructorDecl>(Site.Callee) ||
+        isa_and_nonnull<CXXConstructorDecl>(Site.Callee)))
+    return "";
+  const FunctionDecl *Direct = directCallee(Site.S);
+  if (!Direct || Direct == Site.Callee)
+    return "";
+  if (const auto *M = dyn_cast<CXXMethodDecl>(Direct);
+      M && (M->isCopyAssignmentOperator() || M->isMoveAssignmentOperator()))
+    return "the assignment";
+  return "'" + Direct->getNameAsString() + "'";
 }
 
 void CudaGraphCheck::addOtherCallNotes(CaptureAnalysis &Analysis,
@@ -430,13 +452,25 @@ void CudaGraphCheck::addOtherCallNotes(CaptureAnalysis &Analysis,
   for (const Reach::Other &O : Chain->Others) {
     if (Listed == MaxOtherCallNotes)
       break;
-    if (O.Invoker || O.Site.K != Shown.K || !O.Site.Loc.isValid() ||
+    if (O.Invoker || O.Site.K == CallSite::Kind::Callable ||
+        !O.Site.Loc.isValid() ||
         !Analysis.isUserLocation(O.Site.Loc) ||
         llvm::is_contained(Places, O.Site.Loc) ||
         stepHidden(Analysis, SM, O.Site, O.Parent, O.Root))
       continue;
     Places.push_back(O.Site.Loc);
-    if (O.Site.K == CallSite::Kind::LocalDtor)
+    if (std::string By = ownedObjectCall(O.Site); !By.empty())
+      diag(O.Site.Loc,
+           isa<CXXDestructorDecl>(Chain->Function)
+               ? "%0 also destroys a '%1' here %2"
+               : "%0 also constructs a '%1' here %2",
+           DiagnosticIDs::Note)
+          << By
+          << cast<CXXMethodDecl>(Chain->Function)
+                 ->getParent()
+                 ->getNameAsString()
+          << When;
+    else if (O.Site.K == CallSite::Kind::LocalDtor)
       diag(O.Site.Loc,
            "the destructor '%0' also runs %1 when this variable goes out of "
            "scope",

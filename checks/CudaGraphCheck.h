@@ -58,6 +58,10 @@ protected:
                      const RegionRoot *Root);
   /// Notes for the other calls under capture of \p Chain's function (up to
   /// MaxOtherCallNotes), after the one \p Shown in the chain.
+  /// For a constructor or destructor run by a standard-library call
+  /// (`std::make_unique<T>`, `v.clear()`, `p = ...` on a std::unique_ptr):
+  /// how the note names that call; empty for other sites.
+  static std::string ownedObjectCall(const CallSite &Site);
   void addOtherCallNotes(CaptureAnalysis &Analysis, const Reach *Chain,
                          const CallSite &Shown, StringRef When);
   static constexpr unsigned MaxOtherCallNotes = 3;

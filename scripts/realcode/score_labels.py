@@ -13,7 +13,8 @@ HAZARD labels whose reason says [cross-file] are left out of recall: a
 single-translation-unit run cannot see them. The other exits of a capture
 left open, notes of the one warning at its first exit, count as found; so do
 the calls of a helper that holds a finding (the first note of its chain and
-the "is also called here" notes after it), and the use of an event recorded
+the "is also called here" notes after it, constructions and destructions
+by the standard library included), and the use of an event recorded
 into a capture that a capture-bound-event finding names ("uses the event
 here").
 
@@ -106,10 +107,16 @@ def main():
             # note of its chain and the other calls listed after it.
             for i, note in enumerate(finding.get("notes", [])):
                 m = NOTE_RE.match(note)
-                if m and (" is also called here " in m.group("text") or
-                          " also runs " in m.group("text") or
-                          " uses the event here" in m.group("text") or
-                          (i == 0 and " is called here " in m.group("text"))):
+                text = m.group("text") if m else ""
+                if m and (" is also called here " in text or
+                          " also runs " in text or
+                          " also constructs a " in text or
+                          " also destroys a " in text or
+                          " uses the event here" in text or
+                          (i == 0 and (" is called here " in text or
+                                       " constructs a " in text or
+                                       " destroys a " in text or
+                                       " runs during capture when " in text))):
                     found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
     in_scope = [(loc, label) for loc, ls in labels.items() for label in ls
                 if label["verdict"] == "HAZARD" and "[cross-file]" not in label["reason"]]

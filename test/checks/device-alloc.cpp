@@ -512,3 +512,44 @@ void taggedArena(cudaStream_t s, TaggedArena &a) {
   consume(a.get(64, "kv"), nullptr, s);
   cudaStreamEndCapture(s, &g);
 }
+
+// Objects of a buffer class made and destroyed by the standard library
+// under capture: std::make_unique constructs one, clear(), reset() and the
+// assignment of a std::unique_ptr destroy one.
+template <typename T> struct DeviceArray {
+  T *data_ = nullptr;
+  explicit DeviceArray(size_t n) { cudaMalloc(&data_, n * sizeof(T)); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: 'cudaMalloc' allocates or frees device memory during CUDA graph capture
+  // CHECK-MESSAGES: :[[@LINE+23]]:12: note: 'make_unique' constructs a 'DeviceArray' here during capture
+  ~DeviceArray() { cudaFree(data_); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'cudaFree' allocates or frees device memory during CUDA graph capture
+  // CHECK-MESSAGES: :[[@LINE+19]]:11: note: 'clear' destroys a 'DeviceArray' here during capture, which runs its destructor
+  // CHECK-MESSAGES: :[[@LINE+19]]:10: note: the assignment also destroys a 'DeviceArray' here during capture
+  // CHECK-MESSAGES: :[[@LINE+19]]:14: note: 'reset' also destroys a 'DeviceArray' here during capture
+  T *data() { return data_; }
+};
+struct ResidualSum {
+  cudaStream_t s_;
+  cudaGraph_t graph_;
+  std::unique_ptr<DeviceArray<float>> mid_;
+  std::unique_ptr<DeviceArray<float>> scratch_;
+  std::vector<std::unique_ptr<DeviceArray<float>>> down_;
+  std::vector<float> host_;
+  // Negative: made before the capture, and a container of plain values.
+  void prepare() {
+    mid_ = std::make_unique<DeviceArray<float>>(64);
+    down_.clear();
+  }
+  void sum() {
+    host_.clear();
+    down_.clear();
+    mid_ = std::make_unique<DeviceArray<float>>(64);
+    scratch_.reset();
+  }
+  void capture() {
+    prepare();
+    cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal);
+    sum();
+    cudaStreamEndCapture(s_, &graph_);
+  }
+};
