@@ -324,7 +324,7 @@ static const CXXRecordDecl *ownedClass(QualType T, unsigned Depth = 0) {
 
 /// What a standard-library call runs of a class the program defines:
 /// `std::make_unique<T>(args)` / `std::make_shared<T>(args)` construct a
-/// T; `reset()`, an assignment, `clear()`, `resize()`, `pop_back()`,
+/// T; `reset()`, `clear()`, `resize()`, `pop_back()`,
 /// `erase()` of a `std::unique_ptr<T>` or a container of T (or of
 /// `std::unique_ptr<T>`) destroy one. Appends those constructors and
 /// destructors as calls at \p S.
@@ -337,11 +337,10 @@ static void appendOwnedObjectCalls(const CallExpr *CE, SourceLocation Loc,
     if (!M->getParent()->isInStdNamespace())
       return;
     StringRef Name = M->getIdentifier() ? M->getName() : "";
-    bool Destroys =
-        llvm::is_contained({"reset", "clear", "resize", "pop_back", "erase",
-                            "pop_front"},
-                           Name) ||
-        M->isCopyAssignmentOperator() || M->isMoveAssignmentOperator();
+    // Not an assignment: `if (!p) p = std::make_unique<T>();`, the common
+    // lazy form, replaces nothing.
+    bool Destroys = llvm::is_contained(
+        {"reset", "clear", "resize", "pop_back", "erase", "pop_front"}, Name);
     if (!Destroys)
       return;
     const CXXRecordDecl *RD = ownedClass(

@@ -1496,7 +1496,8 @@ private:
       bool Seen = llvm::any_of(F.OpenReturns, [&](const auto &P) {
         return P.first == Return;
       });
-      if (EndsLater && !Seen && returnedStatus(Return) == Status::Failure)
+      if (EndsLater && !Seen && returnedStatus(Return) == Status::Failure &&
+          failedOperation(cast<ReturnStmt>(Return)))
         F.OpenReturns.push_back({Return, E.entryRoot()});
     }
   }
@@ -1529,6 +1530,34 @@ private:
         isa<IntegerLiteral>(UO->getSubExpr()->IgnoreParenImpCasts()))
       return Status::Failure;
     return Status::Unknown;
+  }
+
+  /// Whether \p Return reports an operation that failed: `return status;`
+  /// after a test of that status, or a return in the arm of an `if` whose
+  /// condition calls something (`if (!check(cudaEventRecord(...)))`), not
+  /// a check of the wrapper's own bookkeeping (`if (!info) return false;`).
+  bool failedOperation(const ReturnStmt *Return) {
+    if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(
+            Return->getRetValue() ? Return->getRetValue()->IgnoreParenImpCasts()
+                                  : nullptr))
+      if (!isa<EnumConstantDecl>(DRE->getDecl()))
+        return testedAsFailure(Return, DRE->getDecl());
+    if (!Parents)
+      Parents = std::make_unique<ParentMap>(const_cast<Stmt *>(Body));
+    const Stmt *Child = Return;
+    for (int Depth = 0; Depth < 3; ++Depth) {
+      const Stmt *Parent = Parents->getParent(Child);
+      if (const auto *If = dyn_cast_or_null<IfStmt>(Parent)) {
+        bool Calls = false;
+        forEachStmt(If->getCond(),
+                    [&](const Stmt *S) { Calls |= isa<CallExpr>(S); });
+        return Calls;
+      }
+      if (!isa_and_nonnull<CompoundStmt>(Parent))
+        return false;
+      Child = Parent;
+    }
+    return false;
   }
 
   /// Whether \p Return sits in the arm of an `if` that tests \p D for

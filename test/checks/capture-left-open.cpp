@@ -435,7 +435,17 @@ struct Runner {
     return RC_SUCCESS;
   }
   // Negative: the failure is returned when the stream is not capturing,
-  // or after the end.
+  // after the end, or when the wrapper's own bookkeeping says there is no
+  // capture of its own to end.
+  void *info_ = nullptr;
+  RetCode endKnown(cudaGraph_t *graph) {
+    if (!info_) {
+      return RC_OTHER_ERROR;
+    }
+    if (cudaStreamEndCapture(stream_, graph) != cudaSuccess)
+      return RC_OTHER_ERROR;
+    return RC_SUCCESS;
+  }
   RetCode endChecked(cudaGraph_t *graph) {
     cudaStreamCaptureStatus status;
     cudaStreamIsCapturing(stream_, &status);
