@@ -666,7 +666,10 @@ bool FlowEngine::contradictsGuards(const RegionRoot &Root,
 }
 
 void FlowEngine::callerFacts(const FunctionDecl *FD,
-                             llvm::SmallVectorImpl<GuardFact> &Out) {
+                             llvm::SmallVectorImpl<GuardFact> &Out,
+                             unsigned Depth) {
+  if (Depth > 2)
+    return;
   if (!CallersOf) {
     CallersOf.emplace();
     forEachUserFunction(
@@ -690,6 +693,12 @@ void FlowEngine::callerFacts(const FunctionDecl *FD,
   }
   if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && M->isVirtual())
     return;
+  // Made once per function (a recursive way back in sees none).
+  auto [Memo, New] = CallerFactsMemo.try_emplace(FD->getCanonicalDecl());
+  if (!New) {
+    Out.append(Memo->second.begin(), Memo->second.end());
+    return;
+  }
   auto It = CallersOf->find(FD->getCanonicalDecl());
   if (It == CallersOf->end() || It->second.empty())
     return;
@@ -708,6 +717,8 @@ void FlowEngine::callerFacts(const FunctionDecl *FD,
     for (const WayCondition &W : Way)
       if (W.Cond && !W.Loop)
         guardFacts(W.Cond, W.Value, Ctx, Here);
+    if (Caller->getCanonicalDecl() != FD->getCanonicalDecl())
+      callerFacts(Caller, Here, Depth + 1);
     if (First) {
       Common = std::move(Here);
       First = false;
@@ -721,6 +732,7 @@ void FlowEngine::callerFacts(const FunctionDecl *FD,
     if (Common.empty())
       return;
   }
+  CallerFactsMemo[FD->getCanonicalDecl()].assign(Common.begin(), Common.end());
   Out.append(Common.begin(), Common.end());
 }
 

@@ -226,11 +226,13 @@ private:
   bool hasCaptureTests(const FunctionDecl *FD);
   bool endsThroughHolder(const VarDecl *VD);
   /// The guard facts that hold at every call of \p FD in the unit's code
-  /// (`if (!debug()) exec = capture();`): none when a call has none, when
+  /// (`if (!debug()) exec = capture();`), and those that hold at every
+  /// call of the function making such a call (a few levels up): none when
+  /// a call has none, when
   /// the function's address is taken, when it is virtual, or when a method
   /// is called on another object than the caller's own.
   void callerFacts(const FunctionDecl *FD,
-                   llvm::SmallVectorImpl<GuardFact> &Out);
+                   llvm::SmallVectorImpl<GuardFact> &Out, unsigned Depth = 0);
   const RegionRoot *rootFor(const Stmt *S, const FunctionDecl *Owner,
                             const FunctionDecl *Callee, SourceLocation Loc);
 
@@ -276,6 +278,8 @@ private:
                                                            const CallExpr *>,
                                                  2>>>
       CallersOf;
+  llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<GuardFact, 2>>
+      CallerFactsMemo;
 };
 
 } // namespace cudagraph

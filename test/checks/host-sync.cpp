@@ -644,3 +644,26 @@ struct OpenStepService {
   }
   void warm() { capture(); }
 };
+
+// The switch tested two calls up: every call of the capturing function is
+// made by a function that is only called when the switch is off.
+struct LayeredService {
+  cudaStream_t s_;
+  cudaGraph_t graph_;
+  void kernels() {
+    if (DebugSettings::get().isDebugMode())
+      cudaStreamSynchronize(s_);
+  }
+  void capture() {
+    cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal);
+    kernels();
+    cudaStreamEndCapture(s_, &graph_);
+  }
+  void runGraph() { capture(); }
+  void step() {
+    if (DebugSettings::get().isDebugMode())
+      kernels();
+    else
+      runGraph();
+  }
+};
