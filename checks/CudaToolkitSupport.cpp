@@ -57,8 +57,9 @@ static std::string findInSearchPath(HeaderSearch &HS, FileManager &FM,
 
 /// Visual Studio's formatter writes kernel launches `k << <grid, block >> >
 /// (args)`, which nvcc accepts and clang does not. The launches of the main
-/// file and of the project's headers (not system headers) are respelled `<<< ` and `>>> ` in place: the same length, so every
-/// location, diagnostic and fix stays where it is in the file on disk. A
+/// file and of the project's headers (not system headers) are respelled
+/// `<<< ` and `>>> ` in place: the same length, so every location,
+/// diagnostic and fix stays where it is in the file on disk. A
 /// `>> >` is respelled only as the close of a `<< <` before the next `;`
 /// (`vector<vector<vector<int>> >` elsewhere is left alone).
 static void respellLaunches(SourceManager &SM, FileEntryRef File) {
