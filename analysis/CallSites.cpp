@@ -3,7 +3,6 @@
 #include "CallSites.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
-#include <functional>
 
 namespace clang::cudagraph {
 
@@ -322,6 +321,20 @@ static const CXXRecordDecl *ownedClass(QualType T, unsigned Depth = 0) {
   return RD;
 }
 
+/// The first constructor of \p RD that \p S calls.
+static const CXXConstructorDecl *constructorOfIn(const Stmt *S,
+                                                 const CXXRecordDecl *RD) {
+  if (!S)
+    return nullptr;
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(S);
+      Construct && Construct->getConstructor()->getParent() == RD)
+    return Construct->getConstructor();
+  for (const Stmt *Child : S->children())
+    if (const CXXConstructorDecl *Ctor = constructorOfIn(Child, RD))
+      return Ctor;
+  return nullptr;
+}
+
 /// What a standard-library call runs of a class the program defines:
 /// `std::make_unique<T>(args)` / `std::make_shared<T>(args)` construct a
 /// T; `reset()`, `clear()`, `resize()`, `pop_back()`,
@@ -362,18 +375,8 @@ static void appendOwnedObjectCalls(const CallExpr *CE, SourceLocation Loc,
     return;
   // The constructor the instantiated body calls.
   const FunctionDecl *Def = FD->getDefinition();
-  const CXXConstructorDecl *Ctor = nullptr;
-  std::function<void(const Stmt *)> Find = [&](const Stmt *St) {
-    if (!St || Ctor)
-      return;
-    if (const auto *Construct = dyn_cast<CXXConstructExpr>(St);
-        Construct && Construct->getConstructor()->getParent() == RD)
-      Ctor = Construct->getConstructor();
-    for (const Stmt *Child : St->children())
-      Find(Child);
-  };
-  if (Def)
-    Find(Def->getBody());
+  const CXXConstructorDecl *Ctor =
+      Def ? constructorOfIn(Def->getBody(), RD) : nullptr;
   if (Ctor && !Ctor->isTrivial())
     Out.push_back({CallSite::Kind::Call, CE, Loc, Ctor});
 }

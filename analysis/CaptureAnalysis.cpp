@@ -508,6 +508,13 @@ bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
                                      const FunctionDecl *Def) {
   if (!Root || !Def)
     return false;
+  // Python runs a model eagerly before it captures it (torch.compile's
+  // warm-up pass, make_graphed_callables' warm-up iterations, the serving
+  // engines' warm-up runs): a registered op's first-use branches have run.
+  if (Root->K == RegionRoot::Kind::OpEntry ||
+      (Root->K == RegionRoot::Kind::CrossFile && Root->Cross &&
+       Root->Cross->OpRoot))
+    return true;
   const FunctionDecl *Holder = nullptr;
   SourceLocation Begin;
   if (Root->K == RegionRoot::Kind::BeginApi && Root->Call) {

@@ -185,6 +185,45 @@ const Expr *assignedBy(const Stmt *S, bool *Plain) {
   return nullptr;
 }
 
+bool mayChange(const Stmt *S, const VarDecl *V) {
+  if (!S)
+    return false;
+  auto Names = [&](const Expr *E) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    return DRE && DRE->getDecl() == V;
+  };
+  if (const Expr *Target = assignedBy(S); Target && Names(Target))
+    return true;
+  if (const auto *UO = dyn_cast<UnaryOperator>(S);
+      UO && UO->getOpcode() == UO_AddrOf && Names(UO->getSubExpr()))
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = Call->getDirectCallee())
+      for (unsigned I = 0; I < Call->getNumArgs() && I < FD->getNumParams();
+           ++I) {
+        QualType T = FD->getParamDecl(I)->getType();
+        if (T->isReferenceType() && !T->getPointeeType().isConstQualified() &&
+            Names(Call->getArg(I)))
+          return true;
+      }
+  return llvm::any_of(S->children(),
+                      [&](const Stmt *Child) { return mayChange(Child, V); });
+}
+
+bool mayLeave(const Stmt *S) {
+  if (!S)
+    return false;
+  if (isa<ReturnStmt>(S) || isa<CXXThrowExpr>(S) || isa<BreakStmt>(S) ||
+      isa<ContinueStmt>(S) || isa<GotoStmt>(S))
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = Call->getDirectCallee();
+        FD && FD->isNoReturn())
+      return true;
+  return llvm::any_of(S->children(),
+                      [](const Stmt *Child) { return mayLeave(Child); });
+}
+
 /// The condition a branch statement tests.
 static const Expr *conditionOf(const Stmt *S) {
   if (const auto *If = dyn_cast<IfStmt>(S))
@@ -427,11 +466,7 @@ struct WayCondition {
 };
 } // namespace
 
-/// Whether control never leaves \p S by falling off its end: a return, a
-/// throw, break or continue, a call that does not return (`exit(1)`, a
-/// check macro's failure handler), an if whose both arms do so, a block
-/// holding one of these.
-static bool alwaysExits(const Stmt *S) {
+bool alwaysExits(const Stmt *S) {
   if (!S)
     return false;
   if (const auto *E = dyn_cast<Expr>(S))

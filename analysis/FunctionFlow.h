@@ -168,6 +168,18 @@ void forEachStmt(const Stmt *S, llvm::function_ref<void(const Stmt *)> Fn);
 /// the operand of `++`/`--`; null otherwise. \p Plain, when given, says
 /// whether the store is a plain `=` (its right side is then the new value).
 const Expr *assignedBy(const Stmt *S, bool *Plain = nullptr);
+/// Whether \p S may change \p V: a store to it (assignedBy), its address
+/// taken (`cudaStreamCreate(&s)`), a non-const reference bound to it as a
+/// call's argument.
+bool mayChange(const Stmt *S, const VarDecl *V);
+/// Whether control never leaves \p S by falling off its end: a return, a
+/// throw, break or continue, a call that does not return (`exit(1)`, a
+/// check macro's failure handler), an if whose both arms do so, a block
+/// holding one of these.
+bool alwaysExits(const Stmt *S);
+/// Whether \p S may leave the code around it: a return, throw, break,
+/// continue or goto anywhere in it, or a call that does not return.
+bool mayLeave(const Stmt *S);
 
 class FlowEngine {
 public:

@@ -20,6 +20,27 @@ bool dispatchKeyRunsOnCuda(llvm::StringRef Key) {
          Key == "AutogradOther" || Key == "Autocast";
 }
 
+llvm::StringRef registrationKindName(OpRegistration::Kind K) {
+  switch (K) {
+  case OpRegistration::Kind::TorchLibrary:
+    return "custom op";
+  case OpRegistration::Kind::Pybind:
+    return "Python binding";
+  case OpRegistration::Kind::AutogradFunction:
+    return "autograd function";
+  case OpRegistration::Kind::XlaFfiHandler:
+    return "XLA FFI handler";
+  }
+  llvm_unreachable("unknown registration kind");
+}
+
+llvm::StringRef registrationCapturedWhen(OpRegistration::Kind K) {
+  return K == OpRegistration::Kind::XlaFfiHandler
+             ? "when XLA records it into a command buffer (it is bound with "
+               "the command-buffer trait)"
+             : "when a captured model calls it";
+}
+
 namespace {
 
 std::string qualifiedRecordName(QualType T) {
@@ -146,6 +167,33 @@ bool handlesTensors(const FunctionDecl *FD) {
   return false;
 }
 
+/// The enumerator an integral template argument names ("kExecute").
+StringRef enumeratorName(const TemplateArgument &A) {
+  if (A.getKind() != TemplateArgument::Integral)
+    return {};
+  const auto *ET = A.getIntegralType()->getAs<EnumType>();
+  if (!ET)
+    return {};
+  for (const EnumConstantDecl *C : ET->getDecl()->enumerators())
+    if (llvm::APSInt::isSameValue(C->getInitVal(), A.getAsIntegral()))
+      return C->getName();
+  return {};
+}
+
+/// Whether \p S names XLA's command-buffer trait, as the C++ enumerator
+/// (xla::ffi::Traits::kCmdBufferCompatible) or the C API's constant.
+bool namesCommandBufferTrait(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    if (const auto *C = dyn_cast<EnumConstantDecl>(DRE->getDecl()))
+      return C->getName() == "kCmdBufferCompatible" ||
+             C->getName() == "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE";
+  return llvm::any_of(S->children(), [](const Stmt *Child) {
+    return namesCommandBufferTrait(Child);
+  });
+}
+
 class RegistrationFinder : public RecursiveASTVisitor<RegistrationFinder> {
 public:
   RegistrationFinder(ASTContext &Ctx, const CodeClassifier &Code,
@@ -163,6 +211,12 @@ public:
       Enclosing.push_back(FD);
       bool Result = RecursiveASTVisitor::TraverseDecl(D);
       Enclosing.pop_back();
+      return Result;
+    }
+    if (auto *VD = dyn_cast<VarDecl>(D)) {
+      Initializing.push_back(VD);
+      bool Result = RecursiveASTVisitor::TraverseDecl(D);
+      Initializing.pop_back();
       return Result;
     }
     return RecursiveASTVisitor::TraverseDecl(D);
@@ -239,6 +293,59 @@ public:
     return true;
   }
 
+  /// XLA FFI bindings: Binding<stage, ...>::To(impl, traits) and
+  /// Ffi::BindTo<Fn, stage>(impl, traits), which every
+  /// XLA_FFI_DEFINE_HANDLER* form expands to.
+  bool VisitCallExpr(CallExpr *Call) {
+    const auto *Callee = dyn_cast_or_null<FunctionDecl>(Call->getCalleeDecl());
+    if (!Callee || !Callee->getIdentifier() || Call->getNumArgs() < 2 ||
+        !Code.isUserLocation(Call->getBeginLoc()))
+      return true;
+    const auto *Parent = dyn_cast<CXXRecordDecl>(Callee->getDeclContext());
+    if (!Parent)
+      return true;
+    std::string Class = Parent->getQualifiedNameAsString();
+    const TemplateArgument *Stage = nullptr;
+    if (Class == "xla::ffi::Binding" && Callee->getName() == "To") {
+      if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(Parent);
+          Spec && Spec->getTemplateArgs().size() > 0)
+        Stage = &Spec->getTemplateArgs()[0];
+    } else if (Class == "xla::ffi::Ffi" && Callee->getName() == "BindTo") {
+      if (const TemplateArgumentList *Args =
+              Callee->getTemplateSpecializationArgs();
+          Args && Args->size() > 1)
+        Stage = &Args->get(1);
+    }
+    if (!Stage || enumeratorName(*Stage) != "kExecute")
+      return true;
+    bool Captured = false;
+    for (unsigned I = 1; I < Call->getNumArgs(); ++I)
+      Captured |= namesCommandBufferTrait(Call->getArg(I));
+    if (!Captured)
+      return true;
+    ArgScan Impl;
+    scan(Call->getArg(0), Ctx, Impl);
+    // The handler's name: the exported symbol
+    // (XLA_FFI_DEFINE_HANDLER_SYMBOL), else the variable the binding
+    // initializes (XLA_FFI_DEFINE_HANDLER's function pointer).
+    std::string Symbol;
+    if (!Enclosing.empty())
+      if (const auto *Error = Enclosing.back()
+                                  ->getReturnType()
+                                  ->getPointeeOrArrayElementType()
+                                  ->getAsTagDecl();
+          Error && Error->getName() == "XLA_FFI_Error")
+        Symbol = Enclosing.back()->getNameAsString();
+    if (Symbol.empty() && !Initializing.empty())
+      Symbol = Initializing.front()->getNameAsString();
+    // The binding is spelled inside XLA's macros: point at their use.
+    SourceLocation Loc =
+        Ctx.getSourceManager().getExpansionLoc(Call->getExprLoc());
+    for (const FunctionDecl *F : Impl.Functions)
+      add(OpRegistration::Kind::XlaFfiHandler, F, Symbol, Loc);
+    return true;
+  }
+
   /// torch::autograd::Function<T>: forward and backward run inside the
   /// model's forward and backward passes.
   bool VisitCXXRecordDecl(CXXRecordDecl *RD) {
@@ -274,8 +381,11 @@ private:
     // Defined in another unit of the project: the index roots it there.
     if (!Def && WithDeclared && F && !F->hasBody())
       Def = F->getCanonicalDecl();
+    // An XLA handler's trait says it is captured; a PyTorch op is captured
+    // with the model only when it handles tensors.
     if (!Def || !Code.isUserLocation(Def->getLocation()) ||
-        !handlesTensors(Def) || !Seen.insert(Def).second)
+        (K != OpRegistration::Kind::XlaFfiHandler && !handlesTensors(Def)) ||
+        !Seen.insert(Def).second)
       return;
     if (Name.empty())
       Name = Def->getNameAsString();
@@ -289,6 +399,7 @@ private:
   const CodeClassifier &Code;
   const bool WithDeclared;
   llvm::SmallVector<const FunctionDecl *, 4> Enclosing;
+  llvm::SmallVector<const VarDecl *, 2> Initializing; // outermost first
   llvm::DenseMap<const FunctionDecl *, LibraryInfo> Libraries;
   llvm::DenseSet<const FunctionDecl *> Seen;
   std::vector<OpRegistration> Found;

@@ -12,10 +12,16 @@
 //     implementations for a dispatch key that cannot run on a CUDA tensor
 //     (CPU, Meta, XLA, ...) are not roots;
 //   PYBIND11_MODULE: m.def("name", &fn, ...), py::class_<T>(...).def(...);
-//   torch::autograd::Function<T> subclasses: T::forward and T::backward.
-// Only functions that take or return a tensor: a binding with no tensor in
-// its signature (a handle's creation, communicator setup) runs when the
-// program sets up, not inside a captured model.
+//   torch::autograd::Function<T> subclasses: T::forward and T::backward;
+//   XLA FFI handlers bound with the command-buffer trait
+//     (XLA_FFI_DEFINE_HANDLER(fn, impl, binding,
+//     {xla::ffi::Traits::kCmdBufferCompatible}), Ffi::BindTo(impl, traits)):
+//     XLA records them into a CUDA graph by stream capture; handlers without
+//     the trait, or bound for a stage other than execution, are never
+//     captured.
+// PyTorch ops only when they take or return a tensor: a binding with no
+// tensor in its signature (a handle's creation, communicator setup) runs
+// when the program sets up, not inside a captured model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,16 +42,25 @@ struct OpRegistration {
     TorchLibrary,     // TORCH_LIBRARY* m.def / m.impl
     Pybind,           // pybind11 module_ / class_ def
     AutogradFunction, // torch::autograd::Function<T>::forward / backward
+    XlaFfiHandler,    // XLA FFI handler with Traits::kCmdBufferCompatible
   };
   Kind K;
   /// The registered function's definition (a lambda's call operator too),
   /// or its declaration when it is defined in another unit.
   const FunctionDecl *Function = nullptr;
-  /// The name Python calls it by ("myops::rms_norm", "fwd", "Norm.forward").
+  /// The name Python calls it by ("myops::rms_norm", "fwd", "Norm.forward"),
+  /// or an XLA handler's symbol ("tp_forward").
   std::string Name;
   /// Where it is registered (the def/impl call, or the class).
   SourceLocation Loc;
 };
+
+/// What \p K registers, for messages: "custom op", "XLA FFI handler".
+llvm::StringRef registrationKindName(OpRegistration::Kind K);
+
+/// When a registered function of kind \p K runs under capture, ending a
+/// message: "when a captured model calls it".
+llvm::StringRef registrationCapturedWhen(OpRegistration::Kind K);
 
 /// Every registration in user code of \p Ctx's translation unit whose
 /// function has a body here (or, with \p WithDeclared, is only declared

@@ -369,8 +369,6 @@ private:
 
   /// Registered ops whose functions may be defined in other units.
   void opSeeds(std::vector<IndexedSeed> &Out) {
-    static const char *const Kinds[] = {"custom op", "Python binding",
-                                        "autograd function"};
     for (const OpRegistration &Op : A.selectedOps(/*WithDeclared=*/true)) {
       IndexedSeed Seed;
       Seed.K = IndexedSeed::Kind::Op;
@@ -381,7 +379,8 @@ private:
       Seed.Loc = locText(Op.Loc);
       Seed.RootLoc = Seed.Loc;
       Seed.OpName = Op.Name;
-      Seed.OpKind = Kinds[static_cast<int>(Op.K)];
+      Seed.OpKind = registrationKindName(Op.K).str();
+      Seed.OpWhen = registrationCapturedWhen(Op.K).str();
       Out.push_back(std::move(Seed));
     }
   }
@@ -483,6 +482,7 @@ static llvm::json::Value toJSON(const IndexedSeed &S) {
   if (!S.OpName.empty()) {
     O["op_name"] = S.OpName;
     O["op_kind"] = S.OpKind;
+    O["op_when"] = S.OpWhen;
   }
   if (S.Pass)
     O["pass"] = toJSON(*S.Pass);
@@ -614,6 +614,7 @@ public:
     S.HolderKey = str(O, "holder_key", false);
     S.OpName = str(O, "op_name", false);
     S.OpKind = str(O, "op_kind", false);
+    S.OpWhen = str(O, "op_when", false);
     if (const llvm::json::Object *P = O.getObject("pass"))
       S.Pass = pass(*P);
     return S;
@@ -845,8 +846,7 @@ ProjectIndex ProjectIndex::merge(const std::vector<TuSummary> &Summaries) {
         Add(Seed.Function, Seed.Name, &Registration,
             "'" + Seed.Name + "' is registered as " + Seed.OpKind + " '" +
                 Seed.OpName + "' at " + relativeLoc(Seed.Loc) +
-                ": it runs under CUDA graph capture when a captured model "
-                "calls it",
+                ": it runs under CUDA graph capture " + Seed.OpWhen,
             AnyMode, S.File, true);
         continue;
       }

@@ -47,7 +47,7 @@ class CaptureAnalysis;
 
 /// Version of the summary and index formats; files of another version are
 /// rebuilt.
-inline constexpr int IndexFormatVersion = 2;
+inline constexpr int IndexFormatVersion = 3;
 
 /// The key of a function across translation units: the USR of its template
 /// pattern (for instantiations) or of itself. Empty when it has none.
@@ -105,8 +105,8 @@ struct IndexedSeed {
   Kind K = Kind::Region;
   std::string Function, Name, Loc;
   /// Region: the function holding the region and where the capture begins;
-  /// Op: the op's name and registration kind.
-  std::string Holder, HolderKey, RootLoc, OpName, OpKind;
+  /// Op: the op's name, registration kind, and when it runs under capture.
+  std::string Holder, HolderKey, RootLoc, OpName, OpKind, OpWhen;
   ModeSet Modes = AnyMode;
   /// Region seeds may pass a callable to Function rather than call it.
   std::optional<IndexedPass> Pass;

@@ -211,18 +211,6 @@ static bool dependsOnContainerState(const IfStmt *If, const FunctionDecl *FD) {
   return llvm::any_of(State, isContainerState);
 }
 
-/// Whether \p S always leaves the enclosing block: return, throw, break,
-/// continue, or a block ending in one.
-static bool exits(const Stmt *S) {
-  if (!S)
-    return false;
-  if (const auto *CS = dyn_cast<CompoundStmt>(S))
-    return !CS->body_empty() && exits(CS->body_back());
-  if (const auto *E = dyn_cast<Expr>(S))
-    return isa<CXXThrowExpr>(E->IgnoreParenImpCasts());
-  return isa<ReturnStmt>(S) || isa<BreakStmt>(S) || isa<ContinueStmt>(S);
-}
-
 static const Hazard *cachedResourceOf(StringRef Name) {
   for (const Hazard &H : allHazards())
     if (H.CachedResource && H.Names.matches(Name))

@@ -671,17 +671,14 @@ void CudaGraphCheck::addRootNote(const RegionRoot *Root) {
          DiagnosticIDs::Note)
         << displayName(Root->Via) << Mode;
     break;
-  case RegionRoot::Kind::OpEntry: {
-    static const char *const What[] = {"custom op", "Python binding",
-                                       "autograd function"};
+  case RegionRoot::Kind::OpEntry:
     diag(Root->Loc,
          "'%0' is registered here as %1 '%2': it runs under CUDA graph "
-         "capture when a captured model calls it",
+         "capture %3",
          DiagnosticIDs::Note)
-        << displayName(Root->Via) << What[static_cast<int>(Root->Op->K)]
-        << Root->Op->Name;
+        << displayName(Root->Via) << registrationKindName(Root->Op->K)
+        << Root->Op->Name << registrationCapturedWhen(Root->Op->K);
     break;
-  }
   case RegionRoot::Kind::CrossFile: {
     std::string Chain;
     for (const std::string &Step : Root->Cross->Chain)

@@ -56,58 +56,6 @@ bool LegacyStreamCheck::defaultStreamCurrent(const FunctionDecl *Owner,
   return Owner->isMain();
 }
 
-/// Whether \p S may change \p V: an assignment to it, its address taken
-/// (`cudaStreamCreate(&s)`), a non-const reference bound to it.
-static bool maySet(const Stmt *S, const VarDecl *V) {
-  if (!S)
-    return false;
-  auto Names = [&](const Expr *E) {
-    const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
-    return DRE && DRE->getDecl() == V;
-  };
-  if (const auto *BO = dyn_cast<BinaryOperator>(S);
-      BO && BO->isAssignmentOp() && Names(BO->getLHS()))
-    return true;
-  if (const auto *UO = dyn_cast<UnaryOperator>(S);
-      UO && UO->getOpcode() == UO_AddrOf && Names(UO->getSubExpr()))
-    return true;
-  if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *FD = Call->getDirectCallee())
-      for (unsigned I = 0; I < Call->getNumArgs() && I < FD->getNumParams();
-           ++I) {
-        QualType T = FD->getParamDecl(I)->getType();
-        if (T->isReferenceType() && !T->getPointeeType().isConstQualified() &&
-            Names(Call->getArg(I)))
-          return true;
-      }
-  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
-      Op && Op->isAssignmentOp() && Op->getNumArgs() >= 1 &&
-      Names(Op->getArg(0)))
-    return true;
-  for (const Stmt *Child : S->children())
-    if (maySet(Child, V))
-      return true;
-  return false;
-}
-
-/// Whether \p S may leave the enclosing code: a return, throw, break,
-/// continue, goto or a call that does not return.
-static bool mayLeave(const Stmt *S) {
-  if (!S)
-    return false;
-  if (isa<ReturnStmt>(S) || isa<CXXThrowExpr>(S) || isa<BreakStmt>(S) ||
-      isa<ContinueStmt>(S) || isa<GotoStmt>(S))
-    return true;
-  if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *FD = Call->getDirectCallee();
-        FD && FD->isNoReturn())
-      return true;
-  for (const Stmt *Child : S->children())
-    if (mayLeave(Child))
-      return true;
-  return false;
-}
-
 /// Whether \p Cond reads \p Also or a variable that \p Arm assigns.
 static bool readsSetBy(const Expr *Cond, const Stmt *Arm,
                        const VarDecl *Also) {
@@ -180,14 +128,14 @@ const IfStmt *LegacyStreamCheck::leftDefaultBy(const FunctionDecl *Owner,
     bool Before = SM.isBeforeInTranslationUnit(End, At);
     if (If && Before && !If->getInit() && !If->getConditionVariable() &&
         testsDefault(If->getCond(), Stream, Ctx) && If->getThen() &&
-        !maySet(If->getThen(), Stream) && !mayLeave(If->getThen())) {
+        !mayChange(If->getThen(), Stream) && !mayLeave(If->getThen())) {
       if (llvm::none_of(Around, [&](const Expr *Cond) {
             return readsSetBy(Cond, If->getThen(), nullptr);
           }))
         Found = If;
       return;
     }
-    if (Found && Before && maySet(S, Stream)) {
+    if (Found && Before && mayChange(S, Stream)) {
       SetLater = true; // assigned between the test and the begin
       return;
     }
@@ -200,7 +148,7 @@ const IfStmt *LegacyStreamCheck::leftDefaultBy(const FunctionDecl *Owner,
     }
     if (Before && !isa<CompoundStmt>(S)) {
       // A whole statement before the begin: a test inside it counts.
-      if (!Found || !maySet(S, Stream))
+      if (!Found || !mayChange(S, Stream))
         for (const Stmt *Child : S->children())
           Walk(Child);
       return;

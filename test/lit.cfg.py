@@ -54,6 +54,7 @@ if getattr(config, "sanitizer_preload", ""):
 config.substitutions.append(("%preload_inject", inject))
 config.substitutions.append(("%torch_stubs", os.path.join(inputs, "libtorch", "include")))
 config.substitutions.append(("%cuda_stubs", os.path.join(inputs, "cuda", "include")))
+config.substitutions.append(("%xla_stubs", os.path.join(inputs, "xla", "include")))
 config.substitutions.append(("%cuda_root", config.cuda_root))
 config.substitutions.append(
     ("%check_cudagraph_tidy",

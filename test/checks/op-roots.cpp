@@ -11,6 +11,7 @@
 #include <ATen/cuda/CUDAGraphsUtils.cuh>
 #include <cuda_runtime.h>
 #include <torch/extension.h>
+#include <unordered_map>
 
 __global__ void scale_kernel(float *x, float s, int n);
 
@@ -223,6 +224,34 @@ TORCH_LIBRARY_FRAGMENT(md, m) {
   m.impl("scale_by", torch::kCUDA, &scale_by);
   m.def("first_run(Tensor x, Tensor lens) -> Tensor");
   m.impl("first_run", torch::kCUDA, &first_run);
+}
+
+// A compile-and-cache op: Python runs a model before it captures it, so the
+// first call for a key takes the miss eagerly and the captured pass finds
+// the entry. Work after the cache still runs under capture.
+struct CompiledPlan {
+  int64_t rows;
+};
+static std::unordered_map<int64_t, CompiledPlan> plan_cache;
+static CompiledPlan compile_plan(const at::Tensor &spec) {
+  at::Tensor host = spec.cpu();
+  // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{.*}}warning
+  return {host.numel()};
+}
+at::Tensor planned(at::Tensor x, at::Tensor spec, int64_t key) {
+  auto it = plan_cache.find(key);
+  if (it == plan_cache.end()) {
+    plan_cache.insert({key, compile_plan(spec)});
+    it = plan_cache.find(key);
+  }
+  return x.narrow(0, 0, spec.max().item<int64_t>() + it->second.rows);
+  // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: 'Tensor::item' copies a device value to the host
+  // CHECK-MESSAGES: :[[@LINE+5]]:5: note: 'planned' is registered here as custom op 'cache::planned'
+}
+
+TORCH_LIBRARY_FRAGMENT(cache, m) {
+  m.def("planned(Tensor x, Tensor spec, int key) -> Tensor");
+  m.impl("planned", torch::kCUDA, &planned);
 }
 
 // CHECK-NARROW-NOT: warning:
