@@ -511,10 +511,14 @@ bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
   // Python runs a model eagerly before it captures it (torch.compile's
   // warm-up pass, make_graphed_callables' warm-up iterations, the serving
   // engines' warm-up runs): a registered op's first-use branches have run.
-  if (Root->K == RegionRoot::Kind::OpEntry ||
-      (Root->K == RegionRoot::Kind::CrossFile && Root->Cross &&
-       Root->Cross->OpRoot))
-    return true;
+  // Not an XLA handler's: XLA may record its first execution into a command
+  // buffer, which is why handlers fill their caches at the initialization
+  // stage.
+  if (Root->K == RegionRoot::Kind::OpEntry)
+    return Root->Op && registrationWarmedUp(Root->Op->K);
+  if (Root->K == RegionRoot::Kind::CrossFile && Root->Cross &&
+      Root->Cross->OpRoot)
+    return Root->Cross->OpWarmedUp;
   const FunctionDecl *Holder = nullptr;
   SourceLocation Begin;
   if (Root->K == RegionRoot::Kind::BeginApi && Root->Call) {

@@ -41,6 +41,10 @@ llvm::StringRef registrationCapturedWhen(OpRegistration::Kind K) {
              : "when a captured model calls it";
 }
 
+bool registrationWarmedUp(OpRegistration::Kind K) {
+  return K != OpRegistration::Kind::XlaFfiHandler;
+}
+
 namespace {
 
 std::string qualifiedRecordName(QualType T) {
@@ -299,6 +303,7 @@ public:
   bool VisitCallExpr(CallExpr *Call) {
     const auto *Callee = dyn_cast_or_null<FunctionDecl>(Call->getCalleeDecl());
     if (!Callee || !Callee->getIdentifier() || Call->getNumArgs() < 2 ||
+        (Callee->getName() != "To" && Callee->getName() != "BindTo") ||
         !Code.isUserLocation(Call->getBeginLoc()))
       return true;
     const auto *Parent = dyn_cast<CXXRecordDecl>(Callee->getDeclContext());

@@ -62,6 +62,11 @@ llvm::StringRef registrationKindName(OpRegistration::Kind K);
 /// message: "when a captured model calls it".
 llvm::StringRef registrationCapturedWhen(OpRegistration::Kind K);
 
+/// Whether the program runs a function registered as \p K eagerly before
+/// it captures it: Python warms a model up before capturing it; XLA may
+/// record a handler's first execution.
+bool registrationWarmedUp(OpRegistration::Kind K);
+
 /// Every registration in user code of \p Ctx's translation unit whose
 /// function has a body here (or, with \p WithDeclared, is only declared
 /// here: Function is then the declaration), once per function and in source

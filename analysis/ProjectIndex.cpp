@@ -381,6 +381,7 @@ private:
       Seed.OpName = Op.Name;
       Seed.OpKind = registrationKindName(Op.K).str();
       Seed.OpWhen = registrationCapturedWhen(Op.K).str();
+      Seed.OpWarmedUp = registrationWarmedUp(Op.K);
       Out.push_back(std::move(Seed));
     }
   }
@@ -483,6 +484,7 @@ static llvm::json::Value toJSON(const IndexedSeed &S) {
     O["op_name"] = S.OpName;
     O["op_kind"] = S.OpKind;
     O["op_when"] = S.OpWhen;
+    O["op_warmed_up"] = S.OpWarmedUp;
   }
   if (S.Pass)
     O["pass"] = toJSON(*S.Pass);
@@ -615,6 +617,7 @@ public:
     S.OpName = str(O, "op_name", false);
     S.OpKind = str(O, "op_kind", false);
     S.OpWhen = str(O, "op_when", false);
+    S.OpWarmedUp = flag(O, "op_warmed_up");
     if (const llvm::json::Object *P = O.getObject("pass"))
       S.Pass = pass(*P);
     return S;
@@ -814,6 +817,7 @@ ProjectIndex ProjectIndex::merge(const std::vector<TuSummary> &Summaries) {
       R.ChainKeys.push_back(Key);
       R.RootFile = RootFile.str();
       R.OpRoot = OpRoot;
+      R.OpWarmedUp = From && From->OpWarmedUp;
       R.Modes = Modes;
       Work.push_back(Key);
       return;
@@ -843,6 +847,7 @@ ProjectIndex ProjectIndex::merge(const std::vector<TuSummary> &Summaries) {
     for (const IndexedSeed &Seed : S.Seeds) {
       if (Seed.K == IndexedSeed::Kind::Op) {
         CrossReach Registration;
+        Registration.OpWarmedUp = Seed.OpWarmedUp;
         Add(Seed.Function, Seed.Name, &Registration,
             "'" + Seed.Name + "' is registered as " + Seed.OpKind + " '" +
                 Seed.OpName + "' at " + relativeLoc(Seed.Loc) +
@@ -930,7 +935,8 @@ llvm::json::Value ProjectIndex::toJSON() const {
                                          {"chain_keys", strings(R.ChainKeys)},
                                          {"modes", static_cast<int64_t>(R.Modes)},
                                          {"root_file", R.RootFile},
-                                         {"op_root", R.OpRoot}});
+                                         {"op_root", R.OpRoot},
+                                         {"op_warmed_up", R.OpWarmedUp}});
   for (const IndexInput &In : Inputs)
     Ins.push_back(cudagraph::toJSON(In));
   llvm::json::Object UnitsO;
@@ -973,6 +979,7 @@ std::optional<ProjectIndex> ProjectIndex::fromJSON(const llvm::json::Value &V,
       C.Modes = R.num(*Obj, "modes", AnyMode);
       C.RootFile = R.str(*Obj, "root_file", false);
       C.OpRoot = R.flag(*Obj, "op_root");
+      C.OpWarmedUp = R.flag(*Obj, "op_warmed_up");
       std::string Key = C.Key;
       I.Reaches.emplace(std::move(Key), std::move(C));
     }

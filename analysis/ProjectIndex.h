@@ -107,6 +107,8 @@ struct IndexedSeed {
   /// Region: the function holding the region and where the capture begins;
   /// Op: the op's name, registration kind, and when it runs under capture.
   std::string Holder, HolderKey, RootLoc, OpName, OpKind, OpWhen;
+  /// Op: the program runs it eagerly before it captures it.
+  bool OpWarmedUp = false;
   ModeSet Modes = AnyMode;
   /// Region seeds may pass a callable to Function rather than call it.
   std::optional<IndexedPass> Pass;
@@ -144,6 +146,8 @@ struct CrossReach {
   /// The translation unit holding the root.
   std::string RootFile;
   bool OpRoot = false;
+  /// OpRoot: the op runs eagerly before it is captured (a warm-up).
+  bool OpWarmedUp = false;
 };
 
 /// The merged index of a project.

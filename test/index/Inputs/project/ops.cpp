@@ -5,4 +5,5 @@
 TORCH_LIBRARY(serve, m) {
   m.def("fused_norm(Tensor x) -> Tensor", &fused_norm);
   m.def("safe_scale(Tensor x, float f) -> Tensor", &safe_scale);
+  m.def("planned_scale(Tensor x, int key) -> Tensor", &planned_scale);
 }
