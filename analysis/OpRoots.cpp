@@ -198,6 +198,68 @@ bool namesCommandBufferTrait(const Stmt *S) {
   });
 }
 
+/// When \p Call binds an XLA FFI handler for the execution stage
+/// (Binding<kExecute, ...>::To(impl, ...), Ffi::BindTo<Fn, kExecute>(impl,
+/// ...)), appends the implementations it binds to \p Impls and returns
+/// true.
+bool bindingImpls(const CallExpr *Call,
+                  llvm::SmallVectorImpl<const FunctionDecl *> &Impls) {
+  const auto *Callee = dyn_cast_or_null<FunctionDecl>(Call->getCalleeDecl());
+  if (!Callee || !Callee->getIdentifier() || Call->getNumArgs() < 1)
+    return false;
+  const auto *Parent = dyn_cast<CXXRecordDecl>(Callee->getDeclContext());
+  if (!Parent)
+    return false;
+  const TemplateArgument *Stage = nullptr;
+  if (Callee->getName() == "To" &&
+      Parent->getQualifiedNameAsString() == "xla::ffi::Binding") {
+    if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(Parent);
+        Spec && Spec->getTemplateArgs().size() > 0)
+      Stage = &Spec->getTemplateArgs()[0];
+  } else if (Callee->getName() == "BindTo" &&
+             Parent->getQualifiedNameAsString() == "xla::ffi::Ffi") {
+    if (const TemplateArgumentList *Args =
+            Callee->getTemplateSpecializationArgs();
+        Args && Args->size() > 1)
+      Stage = &Args->get(1);
+  }
+  if (!Stage || enumeratorName(*Stage) != "kExecute")
+    return false;
+  ArgScan Impl;
+  scan(Call->getArg(0), Callee->getASTContext(), Impl);
+  Impls.append(Impl.Functions.begin(), Impl.Functions.end());
+  return true;
+}
+
+/// The execution-stage implementations bound anywhere in \p S.
+void bindingImplsIn(const Stmt *S,
+                    llvm::SmallVectorImpl<const FunctionDecl *> &Impls) {
+  if (!S)
+    return;
+  if (const auto *Call = dyn_cast<CallExpr>(S);
+      Call && bindingImpls(Call, Impls))
+    return;
+  if (const auto *L = dyn_cast<LambdaExpr>(S)) {
+    bindingImplsIn(L->getBody(), Impls);
+    return;
+  }
+  for (const Stmt *Child : S->children())
+    bindingImplsIn(Child, Impls);
+}
+
+/// The variables and functions \p S names: the handlers a registration
+/// is given.
+void handlersNamedIn(const Stmt *S,
+                     llvm::SmallVectorImpl<const NamedDecl *> &Out) {
+  if (!S)
+    return;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    if (isa<VarDecl>(DRE->getDecl()) || isa<FunctionDecl>(DRE->getDecl()))
+      Out.push_back(DRE->getDecl());
+  for (const Stmt *Child : S->children())
+    handlersNamedIn(Child, Out);
+}
+
 class RegistrationFinder : public RecursiveASTVisitor<RegistrationFinder> {
 public:
   RegistrationFinder(ASTContext &Ctx, const CodeClassifier &Code,
@@ -297,39 +359,54 @@ public:
     return true;
   }
 
-  /// XLA FFI bindings: Binding<stage, ...>::To(impl, traits) and
-  /// Ffi::BindTo<Fn, stage>(impl, traits), which every
-  /// XLA_FFI_DEFINE_HANDLER* form expands to.
+  /// XLA FFI handlers with the command-buffer trait: a binding given the
+  /// trait (Binding<stage, ...>::To(impl, traits), Ffi::BindTo(impl,
+  /// traits), which every XLA_FFI_DEFINE_HANDLER* form expands to), or a
+  /// handler registered with it (XLA_FFI_REGISTER_HANDLER(api, name,
+  /// platform, handler, traits): Ffi::RegisterStaticHandler).
   bool VisitCallExpr(CallExpr *Call) {
     const auto *Callee = dyn_cast_or_null<FunctionDecl>(Call->getCalleeDecl());
     if (!Callee || !Callee->getIdentifier() || Call->getNumArgs() < 2 ||
-        (Callee->getName() != "To" && Callee->getName() != "BindTo") ||
+        (Callee->getName() != "To" && Callee->getName() != "BindTo" &&
+         Callee->getName() != "RegisterStaticHandler") ||
         !Code.isUserLocation(Call->getBeginLoc()))
       return true;
-    const auto *Parent = dyn_cast<CXXRecordDecl>(Callee->getDeclContext());
-    if (!Parent)
-      return true;
-    std::string Class = Parent->getQualifiedNameAsString();
-    const TemplateArgument *Stage = nullptr;
-    if (Class == "xla::ffi::Binding" && Callee->getName() == "To") {
-      if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(Parent);
-          Spec && Spec->getTemplateArgs().size() > 0)
-        Stage = &Spec->getTemplateArgs()[0];
-    } else if (Class == "xla::ffi::Ffi" && Callee->getName() == "BindTo") {
-      if (const TemplateArgumentList *Args =
-              Callee->getTemplateSpecializationArgs();
-          Args && Args->size() > 1)
-        Stage = &Args->get(1);
-    }
-    if (!Stage || enumeratorName(*Stage) != "kExecute")
-      return true;
-    bool Captured = false;
+    bool Traits = false;
     for (unsigned I = 1; I < Call->getNumArgs(); ++I)
-      Captured |= namesCommandBufferTrait(Call->getArg(I));
-    if (!Captured)
+      Traits |= namesCommandBufferTrait(Call->getArg(I));
+    if (!Traits)
       return true;
-    ArgScan Impl;
-    scan(Call->getArg(0), Ctx, Impl);
+    // The binding and registration are spelled inside XLA's macros: point
+    // at their use.
+    SourceLocation Loc =
+        Ctx.getSourceManager().getExpansionLoc(Call->getExprLoc());
+    if (Callee->getName() == "RegisterStaticHandler") {
+      const auto *Parent = dyn_cast<CXXRecordDecl>(Callee->getDeclContext());
+      if (!Parent || Parent->getQualifiedNameAsString() != "xla::ffi::Ffi" ||
+          Call->getNumArgs() < 4)
+        return true;
+      // The handler: a variable XLA_FFI_DEFINE_HANDLER initialized, or a
+      // function XLA_FFI_DEFINE_HANDLER_SYMBOL defined (a bundle names one
+      // per stage; bindImpls keeps the execution stage's).
+      llvm::SmallVector<const NamedDecl *, 4> Handlers;
+      handlersNamedIn(Call->getArg(3), Handlers);
+      for (const NamedDecl *H : Handlers) {
+        const Stmt *Body = nullptr;
+        if (const auto *VD = dyn_cast<VarDecl>(H))
+          Body = VD->getInit();
+        else if (const auto *FD = dyn_cast<FunctionDecl>(H))
+          Body = FD->hasBody() ? FD->getBody() : nullptr;
+        llvm::SmallVector<const FunctionDecl *, 1> Impls;
+        bindingImplsIn(Body, Impls);
+        for (const FunctionDecl *F : Impls)
+          add(OpRegistration::Kind::XlaFfiHandler, F, H->getNameAsString(),
+              Loc);
+      }
+      return true;
+    }
+    llvm::SmallVector<const FunctionDecl *, 1> Impls;
+    if (!bindingImpls(Call, Impls))
+      return true;
     // The handler's name: the exported symbol
     // (XLA_FFI_DEFINE_HANDLER_SYMBOL), else the variable the binding
     // initializes (XLA_FFI_DEFINE_HANDLER's function pointer).
@@ -343,10 +420,7 @@ public:
         Symbol = Enclosing.back()->getNameAsString();
     if (Symbol.empty() && !Initializing.empty())
       Symbol = Initializing.front()->getNameAsString();
-    // The binding is spelled inside XLA's macros: point at their use.
-    SourceLocation Loc =
-        Ctx.getSourceManager().getExpansionLoc(Call->getExprLoc());
-    for (const FunctionDecl *F : Impl.Functions)
+    for (const FunctionDecl *F : Impls)
       add(OpRegistration::Kind::XlaFfiHandler, F, Symbol, Loc);
     return true;
   }

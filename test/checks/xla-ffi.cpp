@@ -115,3 +115,31 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(
     cached, cached_impl,
     ffi::Ffi::Bind().Ctx<ffi::PlatformStream<cudaStream_t>>().Arg<ffi::AnyBuffer>(),
     {ffi::Traits::kCmdBufferCompatible});
+
+// The trait given at registration: XLA_FFI_REGISTER_HANDLER(..., traits)
+// of a handler bound without it.
+ffi::Error registered_impl(ffi::AnyBuffer x) {
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaDeviceSynchronize'
+  // CHECK-MESSAGES: :[[@LINE+7]]:1: note: 'registered_impl' is registered here as XLA FFI handler 'registered_handler'
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER(registered_handler, registered_impl,
+                       ffi::Ffi::Bind().Arg<ffi::AnyBuffer>());
+
+XLA_FFI_REGISTER_HANDLER(ffi::GetXlaFfiApi(), "registered", "CUDA",
+                         registered_handler,
+                         XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE);
+
+// Registered without it: never captured.
+ffi::Error plain_impl(ffi::AnyBuffer x) {
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{.*}}warning
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER(plain_handler, plain_impl,
+                       ffi::Ffi::Bind().Arg<ffi::AnyBuffer>());
+
+XLA_FFI_REGISTER_HANDLER(ffi::GetXlaFfiApi(), "plain", "CUDA", plain_handler);

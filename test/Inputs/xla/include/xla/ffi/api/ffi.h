@@ -17,6 +17,13 @@ typedef struct XLA_FFI_Error XLA_FFI_Error;
 typedef struct XLA_FFI_CallFrame XLA_FFI_CallFrame;
 typedef XLA_FFI_Error *XLA_FFI_Handler(XLA_FFI_CallFrame *call_frame);
 typedef uint32_t XLA_FFI_Handler_Traits;
+typedef struct XLA_FFI_Api XLA_FFI_Api;
+struct XLA_FFI_Handler_Bundle {
+  XLA_FFI_Handler *instantiate;
+  XLA_FFI_Handler *prepare;
+  XLA_FFI_Handler *initialize;
+  XLA_FFI_Handler *execute;
+};
 enum XLA_FFI_Handler_TraitsBits {
   XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE = 1u << 0,
 };
@@ -72,6 +79,17 @@ public:
   template <ExecutionStage stage = ExecutionStage::kExecute>
   static auto Bind();
 
+  static XLA_FFI_Error *RegisterStaticHandler(const XLA_FFI_Api *api,
+                                              std::string_view name,
+                                              std::string_view platform,
+                                              XLA_FFI_Handler_Bundle bundle,
+                                              XLA_FFI_Handler_Traits traits = 0);
+  static XLA_FFI_Error *RegisterStaticHandler(const XLA_FFI_Api *api,
+                                              std::string_view name,
+                                              std::string_view platform,
+                                              XLA_FFI_Handler *execute,
+                                              XLA_FFI_Handler_Traits traits = 0);
+
   template <typename Fn, ExecutionStage stage = ExecutionStage::kExecute>
   static std::unique_ptr<Ffi> BindTo(Fn fn,
                                      std::initializer_list<Traits> traits = {}) {
@@ -99,6 +117,8 @@ public:
 
 template <ExecutionStage stage> auto Ffi::Bind() { return Binding<stage>(); }
 
+const XLA_FFI_Api *GetXlaFfiApi();
+
 } // namespace xla::ffi
 
 // A handler as a static function pointer, bound on first call; the traits
@@ -115,5 +135,12 @@ template <ExecutionStage stage> auto Ffi::Bind() { return Binding<stage>(); }
     XLA_FFI_DEFINE_HANDLER(handler, impl, binding, ##__VA_ARGS__);            \
     return (*handler)(call_frame);                                            \
   }
+
+// Registers a handler (or a bundle, one handler per stage) with XLA at
+// load time; the traits argument is optional.
+#define XLA_FFI_REGISTER_HANDLER(api, name, platform, handler, ...)           \
+  static const XLA_FFI_Error *xla_ffi_registered_##handler =                  \
+      ::xla::ffi::Ffi::RegisterStaticHandler(api, name, platform, handler,    \
+                                             ##__VA_ARGS__)
 
 #endif // CUDAGRAPH_TEST_XLA_FFI_API_FFI_H
