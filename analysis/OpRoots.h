@@ -15,7 +15,9 @@
 //   torch::autograd::Function<T> subclasses: T::forward and T::backward;
 //   XLA FFI handlers bound with the command-buffer trait
 //     (XLA_FFI_DEFINE_HANDLER(fn, impl, binding,
-//     {xla::ffi::Traits::kCmdBufferCompatible}), Ffi::BindTo(impl, traits)):
+//     {xla::ffi::Traits::kCmdBufferCompatible}), Ffi::BindTo(impl, traits),
+//     or the trait given at registration: XLA_FFI_REGISTER_HANDLER(api,
+//     name, platform, handler, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_..)):
 //     XLA records them into a CUDA graph by stream capture; handlers without
 //     the trait, or bound for a stage other than execution, are never
 //     captured.
