@@ -56,8 +56,23 @@ ModeSet CaptureApis::beginModes(const CallExpr *Call, llvm::StringRef Name,
     return AnyMode;
   if (static_cast<unsigned>(ModeArg) >= Call->getNumArgs())
     return ModeGlobal; // libtorch's default
-  const Expr *Arg = Call->getArg(ModeArg);
-  if (Arg->isValueDependent())
+  return modesOf(Call->getArg(ModeArg), Ctx);
+}
+
+const Expr *CaptureApis::beginModeArg(const CallExpr *Call,
+                                      llvm::StringRef Name) const {
+  int ModeArg = -1;
+  for (const Api &A : Apis)
+    if (A.Event == CaptureEvent::Begin && A.Names.matches(Name))
+      ModeArg = A.ModeArg;
+  if (!Call || ModeArg < 0 ||
+      static_cast<unsigned>(ModeArg) >= Call->getNumArgs())
+    return nullptr;
+  return Call->getArg(ModeArg);
+}
+
+ModeSet CaptureApis::modesOf(const Expr *Arg, const ASTContext &Ctx) {
+  if (!Arg || Arg->isValueDependent())
     return AnyMode;
   Expr::EvalResult Result;
   if (!Arg->EvaluateAsInt(Result, Ctx))

@@ -35,6 +35,11 @@ public:
   /// value, or every mode when that is not a constant.
   ModeSet beginModes(const CallExpr *Call, llvm::StringRef Name,
                      const ASTContext &Ctx) const;
+  /// The mode argument of a begin call, or null (no such argument, or the
+  /// API's default).
+  const Expr *beginModeArg(const CallExpr *Call, llvm::StringRef Name) const;
+  /// The modes a mode argument's value selects: its constant, or every mode.
+  static ModeSet modesOf(const Expr *Arg, const ASTContext &Ctx);
   /// A user-listed function whose true result means "capturing".
   bool isStatusFunction(llvm::StringRef Name) const {
     return StatusFunctions.matches(Name);

@@ -185,7 +185,7 @@ const Expr *assignedBy(const Stmt *S, bool *Plain) {
   return nullptr;
 }
 
-bool mayChange(const Stmt *S, const VarDecl *V) {
+bool changesHere(const Stmt *S, const VarDecl *V) {
   if (!S)
     return false;
   auto Names = [&](const Expr *E) {
@@ -206,7 +206,14 @@ bool mayChange(const Stmt *S, const VarDecl *V) {
             Names(Call->getArg(I)))
           return true;
       }
-  return llvm::any_of(S->children(),
+  return false;
+}
+
+bool mayChange(const Stmt *S, const VarDecl *V) {
+  if (!S)
+    return false;
+  return changesHere(S, V) ||
+         llvm::any_of(S->children(),
                       [&](const Stmt *Child) { return mayChange(Child, V); });
 }
 
@@ -402,6 +409,7 @@ const FunctionSummary &FlowEngine::summary(const FunctionDecl *Def) {
       S.Event = CaptureEvent::Begin;
       for (const RegionRoot *R : F.Exit.Roots)
         S.Modes |= R->Modes;
+      S.ModeParam = modeParam(Def, F.Exit.Roots);
       // A guard returned by value whose callable ends the capture.
       forEachStmt(Def->getBody(), [&](const Stmt *St) {
         const auto *Ret = dyn_cast<ReturnStmt>(St);
@@ -419,6 +427,43 @@ const FunctionSummary &FlowEngine::summary(const FunctionDecl *Def) {
     }
   }
   return SummaryCache[Def] = S;
+}
+
+/// The parameter of \p Def that every capture in \p Roots takes its mode
+/// from, or -1.
+int FlowEngine::modeParam(const FunctionDecl *Def,
+                          llvm::ArrayRef<const RegionRoot *> Roots) {
+  int Param = -1;
+  for (const RegionRoot *R : Roots) {
+    const auto *Call = dyn_cast_or_null<CallExpr>(R->Call);
+    if (!Call || R->Owner != Def)
+      return -1;
+    const Expr *Arg = modeArgOf(Call);
+    const auto *DRE =
+        Arg ? dyn_cast<DeclRefExpr>(Arg->IgnoreParenImpCasts()) : nullptr;
+    const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
+    if (!P || P->getDeclContext() != Def ||
+        (Param >= 0 && Param != static_cast<int>(P->getFunctionScopeIndex())))
+      return -1;
+    Param = P->getFunctionScopeIndex();
+  }
+  return Param;
+}
+
+const Expr *FlowEngine::modeArgOf(const CallExpr *Call) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  if (!Callee)
+    return nullptr;
+  if (Apis.eventOf(Callee, Code.nameOf(Callee)) == CaptureEvent::Begin)
+    return Apis.beginModeArg(Call, Code.nameOf(Callee));
+  // A wrapper that forwards its own mode parameter.
+  const FunctionDecl *Def = definitionOf(Callee);
+  if (!Def || !hasEvents(Def))
+    return nullptr;
+  int Param = summary(Def).ModeParam;
+  if (Param < 0 || static_cast<unsigned>(Param) >= Call->getNumArgs())
+    return nullptr;
+  return Call->getArg(Param);
 }
 
 bool FlowEngine::endsThroughHolder(const VarDecl *VD) {
@@ -663,6 +708,11 @@ const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
     const FunctionDecl *Def = definitionOf(Callee);
     const IndexedFunction *F = Def ? nullptr : external(Callee);
     R.Modes = Def ? summary(Def).Modes : F ? F->Modes : AnyMode;
+    // A wrapper taking the mode as a parameter: the mode this call passes.
+    if (const auto *Call = dyn_cast<CallExpr>(S);
+        Call && Def && (R.Modes & AnyMode) == AnyMode)
+      if (const Expr *Arg = modeArgOf(Call))
+        R.Modes = CaptureApis::modesOf(Arg, Ctx);
     if (!R.Modes)
       R.Modes = AnyMode;
   }
@@ -801,6 +851,55 @@ const Expr *effectiveCondition(const CFGBlock &B) {
   return Cond;
 }
 
+/// The enumerator \p E names, when it is a constant of an enumeration.
+static StringRef enumeratorNamed(const Expr *E) {
+  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+  const auto *C = DRE ? dyn_cast<EnumConstantDecl>(DRE->getDecl()) : nullptr;
+  return C ? C->getName() : StringRef();
+}
+
+/// The local a member call of a Catch::AssertionHandler is made on, when
+/// the call is \p Method's.
+static const VarDecl *catchHandlerCall(const Stmt *S, StringRef Method,
+                                       const CXXMemberCallExpr *&Call) {
+  Call = dyn_cast<CXXMemberCallExpr>(S);
+  const CXXMethodDecl *M = Call ? Call->getMethodDecl() : nullptr;
+  if (!M || !M->getIdentifier() || M->getName() != Method ||
+      M->getParent()->getQualifiedNameAsString() != "Catch::AssertionHandler")
+    return nullptr;
+  const auto *Ref = dyn_cast<DeclRefExpr>(
+      Call->getImplicitObjectArgument()->IgnoreParenImpCasts());
+  return Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+}
+
+/// Whether \p Last, the last statement of \p B, completes a Catch2
+/// assertion that always throws: FAIL(...) builds a handler for a fatal
+/// assertion (ResultDisposition::Normal), tells it of an explicit failure
+/// (handleMessage(ResultWas::ExplicitFailure, ...)) and completes it, which
+/// throws the test-failure exception.
+static bool failsCatchAssertion(const CFGBlock &B, const Stmt *Last) {
+  const CXXMemberCallExpr *Complete;
+  const VarDecl *Handler = catchHandlerCall(Last, "complete", Complete);
+  const auto *Made =
+      Handler && Handler->getInit()
+          ? dyn_cast<CXXConstructExpr>(Handler->getInit()->IgnoreImplicit())
+          : nullptr;
+  if (!Made || !llvm::any_of(Made->arguments(), [](const Expr *A) {
+        return enumeratorNamed(A) == "Normal";
+      }))
+    return false;
+  for (const CFGElement &E : B)
+    if (auto S = E.getAs<CFGStmt>()) {
+      const CXXMemberCallExpr *Message;
+      if (catchHandlerCall(S->getStmt(), "handleMessage", Message) ==
+              Handler &&
+          Message->getNumArgs() > 0 &&
+          enumeratorNamed(Message->getArg(0)) == "ExplicitFailure")
+        return true;
+    }
+  return false;
+}
+
 /// Paths that end the program or throw do not return to the caller with a
 /// capture open: `exit(1)` in an error check after a begin call does not
 /// make the function leave a capture open.
@@ -809,7 +908,8 @@ bool abandonsFunction(const CFGBlock &B) {
     return true;
   for (auto It = B.rbegin(), E = B.rend(); It != E; ++It)
     if (auto S = It->getAs<CFGStmt>())
-      return isa<CXXThrowExpr>(S->getStmt());
+      return isa<CXXThrowExpr>(S->getStmt()) ||
+             failsCatchAssertion(B, S->getStmt());
   return false;
 }
 

@@ -150,6 +150,9 @@ struct FunctionSummary {
   /// Begin: leaves a capture open; End: ends a capture it did not begin.
   CaptureEvent Event = CaptureEvent::None;
   ModeSet Modes = 0; // of the capture a Begin leaves open
+  /// Begin: the parameter that gives the capture's mode
+  /// (`begin(s, mode) { cudaStreamBeginCapture(s, mode); }`), or -1.
+  int ModeParam = -1;
   /// Returns an object that holds a callable ending the capture.
   bool ReturnedObjectEnds = false;
 };
@@ -172,6 +175,8 @@ const Expr *assignedBy(const Stmt *S, bool *Plain = nullptr);
 /// taken (`cudaStreamCreate(&s)`), a non-const reference bound to it as a
 /// call's argument.
 bool mayChange(const Stmt *S, const VarDecl *V);
+/// The same for \p S itself, not the statements inside it.
+bool changesHere(const Stmt *S, const VarDecl *V);
 /// Whether control never leaves \p S by falling off its end: a return, a
 /// throw, break or continue, a call that does not return (`exit(1)`, a
 /// check macro's failure handler), an if whose both arms do so, a block
@@ -237,6 +242,11 @@ private:
   class Builder;
   bool hasCaptureTests(const FunctionDecl *FD);
   bool endsThroughHolder(const VarDecl *VD);
+  /// The mode argument of a begin call: the API's, or the argument a
+  /// wrapper forwards as the mode of the capture it begins.
+  const Expr *modeArgOf(const CallExpr *Call);
+  int modeParam(const FunctionDecl *Def,
+                llvm::ArrayRef<const RegionRoot *> Roots);
   /// The guard facts that hold at every call of \p FD in the unit's code
   /// (`if (!debug()) exec = capture();`), and those that hold at every
   /// call of the function making such a call (a few levels up): none when

@@ -1,6 +1,7 @@
 //===--- HazardMatch.cpp - cudagraph analysis -----------------------------===//
 
 #include "HazardMatch.h"
+#include "FunctionFlow.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -924,6 +925,41 @@ StreamValue streamValue(const Expr *E, const ASTContext &Ctx) {
 }
 
 
+bool asksTemporaryStorageSize(const CallExpr *Call) {
+  if (Call->getNumArgs() < 1)
+    return false;
+  const Expr *Storage = Call->getArg(0)->IgnoreParenImpCasts();
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return false;
+  const ASTContext &Ctx = FD->getASTContext();
+  if (Storage->isNullPointerConstant(const_cast<ASTContext &>(Ctx),
+                                     Expr::NPC_ValueDependentIsNotNull))
+    return true;
+  // `void *temp = nullptr; f(temp, bytes, ...); cudaMalloc(&temp, bytes);`:
+  // a local still holding its null initializer.
+  const auto *DRE = dyn_cast<DeclRefExpr>(Storage);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || !VD->isLocalVarDecl() || !VD->getInit() ||
+      !VD->getInit()->IgnoreParenImpCasts()->isNullPointerConstant(
+          const_cast<ASTContext &>(Ctx), Expr::NPC_ValueDependentIsNotNull))
+    return false;
+  const auto *Owner = dyn_cast_or_null<FunctionDecl>(
+      VD->getParentFunctionOrMethod());
+  if (!Owner || !Owner->getBody())
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation At = SM.getExpansionLoc(Call->getBeginLoc());
+  bool Changed = false;
+  forEachStmt(Owner->getBody(), [&](const Stmt *S) {
+    if (!Changed && S != Call && changesHere(S, VD) &&
+        SM.isBeforeInTranslationUnit(SM.getExpansionLoc(S->getBeginLoc()),
+                                     At))
+      Changed = true;
+  });
+  return !Changed;
+}
+
 /// Work sent to the legacy default stream: a launch or stream-taking API
 /// call given stream 0 (or none), or a libtorch guard or setter making the
 /// default stream current.
@@ -948,6 +984,9 @@ static bool usesLegacyStream(const Hazard &H, CodeClassifier &Code,
       return Call->getNumArgs() >= 1 && isTorchDefaultStream(Call->getArg(0)) &&
              !PerThread;
     if (!H.Names.matches(Name))
+      return false;
+    // A CUB algorithm given no temporary storage only computes its size.
+    if (Name.starts_with("cub::") && asksTemporaryStorageSize(Call))
       return false;
   }
   return isLegacyStream(streamValue(streamArgument(Call), Ctx), PerThread);
@@ -995,12 +1034,8 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
     return H.Names.matches(Code.nameOf(FD)) &&
            !(Call && passesCaptureSafePolicy(Call));
   case HazardKind::TempStorageRun:
-    // `f(nullptr, bytes, ...)` asks for the temporary storage size and
-    // runs nothing.
-    return Call && Call->getNumArgs() >= 1 &&
-           H.Names.matches(Code.nameOf(FD)) &&
-           !Call->getArg(0)->IgnoreParenImpCasts()->isNullPointerConstant(
-               FD->getASTContext(), Expr::NPC_ValueDependentIsNotNull);
+    return Call && H.Names.matches(Code.nameOf(FD)) &&
+           !asksTemporaryStorageSize(Call);
   case HazardKind::DefaultStreamBegin: // judged at the begin, not as work
   case HazardKind::UnregisteredGenerator: // judged by the check (origins)
   case HazardKind::Branch:

@@ -61,6 +61,10 @@ enum class StreamValue {
   PerThread, // cudaStreamPerThread
 };
 StreamValue streamValue(const Expr *E, const ASTContext &Ctx);
+/// Whether \p Call, a CUB two-phase algorithm, is given no temporary
+/// storage (a null constant, or a local still holding its null
+/// initializer), so that it only computes the size it needs.
+bool asksTemporaryStorageSize(const CallExpr *Call);
 
 
 /// Whether \p S makes a libtorch stream current: a CUDAStreamGuard or

@@ -55,6 +55,7 @@ config.substitutions.append(("%preload_inject", inject))
 config.substitutions.append(("%torch_stubs", os.path.join(inputs, "libtorch", "include")))
 config.substitutions.append(("%cuda_stubs", os.path.join(inputs, "cuda", "include")))
 config.substitutions.append(("%xla_stubs", os.path.join(inputs, "xla", "include")))
+config.substitutions.append(("%catch2_stubs", os.path.join(inputs, "catch2", "include")))
 config.substitutions.append(("%cuda_root", config.cuda_root))
 config.substitutions.append(
     ("%check_cudagraph_tidy",

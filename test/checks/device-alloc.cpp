@@ -553,3 +553,28 @@ struct ResidualSum {
     cudaStreamEndCapture(s_, &graph_);
   }
 };
+
+// A begin wrapper that forwards its mode parameter (a shim over the runtime,
+// as cudnn-frontend's cuda_graph_begin_capture): the capture's mode is the
+// one each call passes.
+static cudaError_t begin_capture(cudaStream_t stream,
+                                 cudaStreamCaptureMode mode) {
+  return cudaStreamBeginCapture(stream, mode);
+}
+// Negative: relaxed mode allows cudaMalloc.
+void warmupRelaxed(cudaStream_t s, void **scratch) {
+  if (begin_capture(s, cudaStreamCaptureModeRelaxed) != cudaSuccess)
+    return;
+  cudaMalloc(scratch, 1 << 20);
+  cudaGraph_t g;
+  cudaStreamEndCapture(s, &g);
+}
+// Positive: the same wrapper in thread-local mode.
+void warmupThreadLocal(cudaStream_t s, void **scratch) {
+  if (begin_capture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+    return;
+  cudaMalloc(scratch, 1 << 20);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMalloc' allocates or frees device memory during CUDA graph capture
+  cudaGraph_t g;
+  cudaStreamEndCapture(s, &g);
+}
