@@ -688,6 +688,99 @@ static const Stmt *enclosingLoop(const Stmt *S, const Stmt *Target,
   return nullptr;
 }
 
+/// The local pointer \p E dereferences (`p->f`, `*p`), if any.
+static const VarDecl *dereferencedPointer(const Stmt *E) {
+  const Expr *Base = nullptr;
+  if (const auto *ME = dyn_cast<MemberExpr>(E); ME && ME->isArrow())
+    Base = ME->getBase();
+  else if (const auto *UO = dyn_cast<UnaryOperator>(E);
+           UO && UO->getOpcode() == UO_Deref)
+    Base = UO->getSubExpr();
+  const auto *DRE =
+      Base ? dyn_cast<DeclRefExpr>(Base->IgnoreParenImpCasts()) : nullptr;
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  return VD && VD->hasLocalStorage() && VD->getType()->isPointerType() ? VD
+                                                                       : nullptr;
+}
+
+using Deref = std::pair<const VarDecl *, SourceLocation>;
+
+/// The dereferences that running \p S always makes: not those in the right
+/// operand of `&&`/`||`, a conditional's arms, lambdas, or the arms and
+/// bodies of nested branches and loops (their conditions count).
+static void alwaysDereferenced(const Stmt *S, llvm::SmallVectorImpl<Deref> &Out) {
+  if (!S || isa<LambdaExpr>(S))
+    return;
+  if (const VarDecl *VD = dereferencedPointer(S))
+    Out.push_back({VD, S->getBeginLoc()});
+  if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isLogicalOp())
+    return alwaysDereferenced(BO->getLHS(), Out);
+  if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S))
+    return alwaysDereferenced(CO->getCond(), Out);
+  if (const auto *If = dyn_cast<IfStmt>(S)) {
+    alwaysDereferenced(If->getInit(), Out);
+    alwaysDereferenced(If->getConditionVariableDeclStmt(), Out);
+    return alwaysDereferenced(If->getCond(), Out);
+  }
+  if (const auto *For = dyn_cast<ForStmt>(S)) {
+    alwaysDereferenced(For->getInit(), Out);
+    return alwaysDereferenced(For->getCond(), Out);
+  }
+  if (const auto *While = dyn_cast<WhileStmt>(S))
+    return alwaysDereferenced(While->getCond(), Out);
+  if (const auto *Switch = dyn_cast<SwitchStmt>(S))
+    return alwaysDereferenced(Switch->getCond(), Out);
+  if (isa<DoStmt>(S) || isa<CXXForRangeStmt>(S) || isa<CXXTryStmt>(S) ||
+      isa<LabelStmt>(S) || isa<ReturnStmt>(S) || isa<GotoStmt>(S))
+    return;
+  for (const Stmt *Child : S->children())
+    alwaysDereferenced(Child, Out);
+}
+
+static bool containsStmt(const Stmt *S, const Stmt *Target) {
+  if (!S)
+    return false;
+  if (S == Target)
+    return true;
+  return llvm::any_of(S->children(), [&](const Stmt *Child) {
+    return containsStmt(Child, Target);
+  });
+}
+
+/// The dereferences every way from the start of \p S to \p Target makes
+/// before reaching it.
+static void dereferencedOnTheWay(const Stmt *S, const Stmt *Target,
+                                 llvm::SmallVectorImpl<Deref> &Out) {
+  if (!S || S == Target)
+    return;
+  if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+    for (const Stmt *Child : CS->body()) {
+      if (containsStmt(Child, Target))
+        return dereferencedOnTheWay(Child, Target, Out);
+      alwaysDereferenced(Child, Out);
+    }
+    return;
+  }
+  if (const auto *If = dyn_cast<IfStmt>(S)) {
+    if (containsStmt(If->getCond(), Target))
+      return;
+    alwaysDereferenced(If->getInit(), Out);
+    alwaysDereferenced(If->getCond(), Out);
+    return dereferencedOnTheWay(
+        containsStmt(If->getThen(), Target) ? If->getThen() : If->getElse(),
+        Target, Out);
+  }
+  if (const auto *While = dyn_cast<WhileStmt>(S)) {
+    alwaysDereferenced(While->getCond(), Out);
+    return dereferencedOnTheWay(While->getBody(), Target, Out);
+  }
+  if (const auto *For = dyn_cast<ForStmt>(S)) {
+    alwaysDereferenced(For->getInit(), Out);
+    alwaysDereferenced(For->getCond(), Out);
+    return dereferencedOnTheWay(For->getBody(), Target, Out);
+  }
+}
+
 const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
                                       const FunctionDecl *Callee,
                                       SourceLocation Loc) {
@@ -727,6 +820,26 @@ const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
   }
   // The begin's function is called only where a condition holds.
   callerFacts(Owner, R.Guards);
+  // Pointers dereferenced on the way, unchanged between their dereference
+  // and the begin.
+  llvm::SmallVector<Deref, 4> Derefs;
+  dereferencedOnTheWay(Owner->getBody(), S, Derefs);
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation Begin = SM.getExpansionLoc(S->getBeginLoc());
+  for (auto [VD, At] : Derefs) {
+    if (llvm::is_contained(R.NonNull, VD))
+      continue;
+    SourceLocation From = SM.getExpansionLoc(At);
+    bool Changed = false;
+    forEachStmt(Owner->getBody(), [&](const Stmt *St) {
+      SourceLocation Here = SM.getExpansionLoc(St->getBeginLoc());
+      Changed = Changed || (changesHere(St, VD) &&
+                            SM.isBeforeInTranslationUnit(From, Here) &&
+                            SM.isBeforeInTranslationUnit(Here, Begin));
+    });
+    if (!Changed)
+      R.NonNull.push_back(VD);
+  }
   RootsByBegin[S] = &R;
   return &R;
 }
@@ -963,7 +1076,8 @@ public:
               VD && VD->hasLocalStorage() &&
               !VD->getType()->isReferenceType() &&
               (VD->getType()->isBooleanType() ||
-               VD->getType()->isIntegerType()))
+               VD->getType()->isIntegerType() ||
+               VD->getType()->isPointerType()))
             Flags.insert(VD);
     }
   }
@@ -1560,7 +1674,14 @@ private:
     if (Event == CaptureEvent::Begin) {
       F.HasBegin = true;
       CaptureState Open;
-      Open.Roots.push_back(E.rootFor(St, F.Function, Callee, Loc));
+      const RegionRoot *Root = E.rootFor(St, F.Function, Callee, Loc);
+      Open.Roots.push_back(Root);
+      for (const VarDecl *VD : Root->NonNull)
+        if (Flags.contains(VD)) {
+          GuardFact Fact;
+          variableAtom(VD, Fact.Atom);
+          Open.Learned.push_back({Root, Fact});
+        }
       return Open;
     }
     if (Record && S.capturing()) {

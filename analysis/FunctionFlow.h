@@ -75,6 +75,10 @@ struct RegionRoot {
   /// Their facts, loop conditions too: an edge contradicting one of them
   /// cannot be on a path where this capture is open.
   llvm::SmallVector<GuardFact, 1> Guards;
+  /// Local pointers every way to the begin dereferenced (`slot->valid`),
+  /// unchanged since: not null while the capture stays open and they are
+  /// not assigned (`if (capturing && slot) end(s);` ends it).
+  llvm::SmallVector<const VarDecl *, 1> NonNull;
 };
 
 /// The capture state at a program point.
