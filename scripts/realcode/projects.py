@@ -172,6 +172,8 @@ def main():
         index_dir = os.path.join(db_dir, "cudagraph-index")
         alone = []
         if not args.no_alone:
+            # Left behind by an interrupted run.
+            shutil.rmtree(index_dir + ".off", ignore_errors=True)
             os.rename(index_dir, index_dir + ".off")
             alone, _, _ = analyze(args, root, db_dir, files)
             os.rename(index_dir + ".off", index_dir)
