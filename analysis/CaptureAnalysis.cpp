@@ -944,6 +944,8 @@ void CaptureAnalysis::run() {
       addScope({FD, nullptr, &Flow, nullptr, 0, nullptr, nullptr});
     for (auto [Return, Root] : Flow.OpenReturns)
       OpenReturns.push_back({FD, Return, Root});
+    for (auto [End, Root] : Flow.WrongStreamEnds)
+      WrongStreamEnds.push_back({FD, End, Root});
     // An end wrapper entered with its caller's capture open: failures it
     // returns before its end.
     if (Flows->summary(FD).Event == CaptureEvent::End)

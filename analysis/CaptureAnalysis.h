@@ -149,6 +149,14 @@ struct OpenReturn {
   const RegionRoot *Root;
 };
 
+/// An end-capture call on the legacy stream while a capture \p Function
+/// began on another stream is open (FunctionFlow::WrongStreamEnds).
+struct WrongStreamEnd {
+  const FunctionDecl *Function;
+  const CallExpr *End;
+  const RegionRoot *Root;
+};
+
 class CaptureAnalysis {
 public:
   /// The analysis of \p Ctx's translation unit, computed on first use.
@@ -164,6 +172,9 @@ public:
   llvm::ArrayRef<CapturedSite> threadSites() const { return ThreadSites; }
   llvm::ArrayRef<CapturedScope> scopes() const { return Scopes; }
   llvm::ArrayRef<OpenReturn> openReturns() const { return OpenReturns; }
+  llvm::ArrayRef<WrongStreamEnd> wrongStreamEnds() const {
+    return WrongStreamEnds;
+  }
 
   /// The capture \p S (a statement of \p FD) runs under, in any context FD
   /// is analyzed in; nullopt when it never runs under capture.
@@ -358,6 +369,7 @@ private:
   std::vector<CapturedSite> Sites, ThreadSites;
   std::vector<CapturedScope> Scopes;
   std::vector<OpenReturn> OpenReturns;
+  std::vector<WrongStreamEnd> WrongStreamEnds;
   llvm::DenseMap<const FunctionDecl *, std::vector<unsigned>> ScopesByFunction;
 };
 

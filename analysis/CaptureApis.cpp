@@ -113,11 +113,15 @@ static bool isStatusEnum(QualType T) {
   return Name.contains("CaptureStatus") || Name == "CUstreamCaptureStatus_enum";
 }
 
+const EnumConstantDecl *enumeratorOf(const Expr *E) {
+  const auto *DRE = E ? dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts()) : nullptr;
+  return DRE ? dyn_cast<EnumConstantDecl>(DRE->getDecl()) : nullptr;
+}
+
 /// +1 for a "not capturing" status constant (cudaStreamCaptureStatusNone,
 /// CaptureStatus::None), -1 for a "capturing" one (...Active), 0 otherwise.
 static int statusConstant(const Expr *E) {
-  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
-  const auto *EC = DRE ? dyn_cast<EnumConstantDecl>(DRE->getDecl()) : nullptr;
+  const EnumConstantDecl *EC = enumeratorOf(E);
   if (!EC)
     return 0;
   StringRef Name = EC->getName();
@@ -269,6 +273,64 @@ bool hasEndCaptureShape(const FunctionDecl *FD) {
   return Stream && Graph;
 }
 
+const Expr *unwrap(const Expr *E) {
+  while (E) {
+    E = E->IgnoreImplicit()->IgnoreParens();
+    if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = MT->getSubExpr();
+    else if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = BT->getSubExpr();
+    else if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
+      E = FC->getSubExpr();
+    else if (const auto *CE = dyn_cast<CXXConstructExpr>(E);
+             CE && CE->getNumArgs() >= 1 && !isa<CXXTemporaryObjectExpr>(E))
+      E = CE->getArg(0); // std::optional<bool>(true), Device(kCPU), ...
+    else
+      return E;
+  }
+  return E;
+}
+
+/// A call of c10::cuda::getDefaultCUDAStream, possibly converted to a
+/// cudaStream_t or a c10::Stream.
+bool isTorchDefaultStream(const Expr *E) {
+  E = unwrap(E);
+  if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(E);
+      MC && isa_and_nonnull<CXXConversionDecl>(MC->getMethodDecl()))
+    E = unwrap(MC->getImplicitObjectArgument());
+  const auto *Call = dyn_cast_or_null<CallExpr>(E);
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  return FD && FD->getIdentifier() && FD->getName() == "getDefaultCUDAStream";
+}
+
+StreamValue streamValue(const Expr *E, const ASTContext &Ctx) {
+  if (!E)
+    return StreamValue::Unknown;
+  if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(E))
+    E = DA->getExpr();
+  if (isTorchDefaultStream(E))
+    return StreamValue::Default;
+  // 0, NULL, nullptr, (cudaStream_t)0x1 (cudaStreamLegacy), 0x2 (per-thread)
+  const Expr *Inner = E->IgnoreParenCasts();
+  if (Inner->isValueDependent() || Inner->isTypeDependent())
+    return StreamValue::Unknown;
+  if (Inner->getType()->isNullPtrType())
+    return StreamValue::Default;
+  Expr::EvalResult R;
+  if (!Inner->getType()->isIntegerType() || !Inner->EvaluateAsInt(R, Ctx))
+    return StreamValue::Unknown;
+  switch (R.Val.getInt().getLimitedValue()) {
+  case 0:
+    return StreamValue::Default;
+  case 1:
+    return StreamValue::Legacy;
+  case 2:
+    return StreamValue::PerThread;
+  default:
+    return StreamValue::Unknown;
+  }
+}
+
 const Expr *streamArgument(const CallExpr *Call) {
   if (!Call)
     return nullptr;
@@ -285,6 +347,22 @@ const Expr *streamArgument(const CallExpr *Call) {
       return I + Offset < Call->getNumArgs() ? Call->getArg(I + Offset)
                                              : nullptr;
   return nullptr;
+}
+
+bool namesLegacyStream(const CallExpr *Call, const ASTContext &Ctx) {
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD || !FD->getIdentifier())
+    return false;
+  bool PerThread = FD->getName().ends_with("_ptsz") ||
+                   FD->getName().ends_with("_ptds");
+  switch (streamValue(streamArgument(Call), Ctx)) {
+  case StreamValue::Legacy:
+    return true;
+  case StreamValue::Default:
+    return !PerThread;
+  default:
+    return false;
+  }
 }
 
 const Decl *storageOf(const Expr *E) {

@@ -135,6 +135,33 @@ std::optional<SuccessTest> successTest(const Expr *E);
 /// CUstream), the stream of a `<<<...>>>` launch, or null.
 const Expr *streamArgument(const CallExpr *Call);
 
+/// The enumerator \p E names (parentheses and implicit casts taken off),
+/// or null.
+const EnumConstantDecl *enumeratorOf(const Expr *E);
+
+/// \p E without the wrappers around a value: implicit casts, parentheses,
+/// temporaries, functional casts and one-argument constructions.
+const Expr *unwrap(const Expr *E);
+
+/// What a stream argument names.
+enum class StreamValue {
+  Unknown,
+  Default,   // 0, nullptr, or left out: the legacy stream, or the
+             // per-thread stream when that is the default
+  Legacy,    // cudaStreamLegacy
+  PerThread, // cudaStreamPerThread
+};
+StreamValue streamValue(const Expr *E, const ASTContext &Ctx);
+/// A call of c10::cuda::getDefaultCUDAStream, possibly converted to a
+/// cudaStream_t or a c10::Stream.
+bool isTorchDefaultStream(const Expr *E);
+
+/// Whether \p Call's stream argument is the legacy default stream, which
+/// no capture can be open on (beginning one there fails): cudaStreamLegacy,
+/// or a null stream given to an API that is not the per-thread variant
+/// (`_ptsz`, what CUDA_API_PER_THREAD_DEFAULT_STREAM selects).
+bool namesLegacyStream(const CallExpr *Call, const ASTContext &Ctx);
+
 /// The global variable (static storage) or field \p E names, or null.
 const ValueDecl *globalOrField(const Expr *E);
 

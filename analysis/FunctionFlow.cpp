@@ -966,8 +966,7 @@ const Expr *effectiveCondition(const CFGBlock &B) {
 
 /// The enumerator \p E names, when it is a constant of an enumeration.
 static StringRef enumeratorNamed(const Expr *E) {
-  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
-  const auto *C = DRE ? dyn_cast<EnumConstantDecl>(DRE->getDecl()) : nullptr;
+  const EnumConstantDecl *C = enumeratorOf(E);
   return C ? C->getName() : StringRef();
 }
 
@@ -1682,6 +1681,11 @@ private:
           variableAtom(VD, Fact.Atom);
           Open.Learned.push_back({Root, Fact});
         }
+      // Captures open on other streams stay open beside this one.
+      if (const Decl *Stream = streamNamedBy(St))
+        for (const RegionRoot *R : S.Roots)
+          if (const Decl *Other = beginStream(*R); Other && Other != Stream)
+            keepOpen(S, R, Open);
       return Open;
     }
     if (Record && S.capturing()) {
@@ -1699,11 +1703,83 @@ private:
     }
     if (Event == CaptureEvent::End) {
       F.HasEnd = true;
-      if (Record)
+      if (Record) {
         EndLocs.push_back(Loc);
-      return F.EntryPersists ? F.Entry : CaptureState();
+        EndStreams.push_back(streamNamedBy(St));
+        noteWrongStreamEnd(St, Callee, S);
+      }
+      CaptureState After = F.EntryPersists ? F.Entry : CaptureState();
+      // An end that names the stream of one of several captures open on
+      // different streams ends that one only.
+      const Decl *Stream = streamNamedBy(St);
+      if (Stream && llvm::any_of(S.Roots, [&](const RegionRoot *R) {
+            return beginStream(*R) == Stream;
+          }))
+        for (const RegionRoot *R : S.Roots)
+          if (const Decl *Other = beginStream(*R); Other && Other != Stream)
+            keepOpen(S, R, After);
+      return After;
     }
     return S;
+  }
+
+  /// The stream a raw begin or end call names, when it is a local,
+  /// parameter or field by value (not an element, not a reference), or
+  /// null.
+  static const Decl *streamNamedBy(const Stmt *St) {
+    const auto *Call = dyn_cast_or_null<CallExpr>(St);
+    if (!Call || isa<CXXMemberCallExpr>(Call))
+      return nullptr;
+    const Expr *Arg = streamArgument(Call);
+    if (!Arg || !isa<DeclRefExpr, MemberExpr>(Arg->IgnoreParenImpCasts()))
+      return nullptr;
+    const Decl *D = storageOf(Arg);
+    if (const auto *VD = dyn_cast_or_null<VarDecl>(D);
+        VD && VD->getType()->isReferenceType())
+      return nullptr;
+    return D;
+  }
+
+  static const Decl *beginStream(const RegionRoot &R) {
+    return R.K == RegionRoot::Kind::BeginApi ? streamNamedBy(R.Call) : nullptr;
+  }
+
+  /// Adds \p R, open in \p From, and the facts learned under it to \p Into.
+  static void keepOpen(const CaptureState &From, const RegionRoot *R,
+                       CaptureState &Into) {
+    if (llvm::is_contained(Into.Roots, R))
+      return;
+    Into.Roots.insert(llvm::upper_bound(Into.Roots, R), R);
+    for (const auto &P : From.Learned)
+      if (P.first == R)
+        Into.Learned.push_back(P);
+  }
+
+  /// `cudaStreamEndCapture(0, &g)` while a capture begun on another stream
+  /// is open: no capture can be open on the legacy stream, so the call
+  /// fails and ends nothing. The flow goes on as if it had ended the
+  /// capture (what the code means; the captured work after it would only
+  /// repeat this finding), and the end is kept for capture-left-open.
+  void noteWrongStreamEnd(const Stmt *St, const FunctionDecl *Callee,
+                          const CaptureState &S) {
+    const auto *Call = dyn_cast<CallExpr>(St);
+    if (!Call || Call->getDirectCallee() != Callee ||
+        !namesLegacyStream(Call, E.Ctx))
+      return;
+    for (const RegionRoot *R : S.Roots) {
+      bool Own = R->K == RegionRoot::Kind::BeginApi ||
+                 R->K == RegionRoot::Kind::Wrapper ||
+                 R->K == RegionRoot::Kind::GuardObject;
+      // A begin on the legacy stream failed as well: no capture either way.
+      const auto *Begin = dyn_cast_or_null<CallExpr>(R->Call);
+      bool LegacyBegin = R->K == RegionRoot::Kind::BeginApi && Begin &&
+                         namesLegacyStream(Begin, E.Ctx);
+      bool Seen = llvm::any_of(F.WrongStreamEnds, [&](const auto &P) {
+        return P.first == Call && P.second == R;
+      });
+      if (Own && !LegacyBegin && !Seen)
+        F.WrongStreamEnds.push_back({Call, R});
+    }
   }
 
   CaptureState localDtor(const VarDecl *VD, const FunctionDecl *Dtor,
@@ -1722,6 +1798,7 @@ private:
       F.HasEnd = true;
       if (Record)
         EndLocs.push_back(VD->getLocation());
+        EndStreams.push_back(nullptr);
       return F.EntryPersists ? F.Entry : CaptureState();
     }
     return S;
@@ -1748,7 +1825,13 @@ private:
       });
       bool FailedWrapper =
           Wrapper && returnedStatus(Return) == Status::Failure;
-      if ((EndsLater || FailedWrapper) && !Seen)
+      // The function ends captures on other streams, never this one's.
+      const Decl *Stream = beginStream(*Root);
+      bool NeverEnded = Stream && !EndStreams.empty() &&
+                        llvm::all_of(EndStreams, [&](const Decl *D) {
+                          return D && D != Stream;
+                        });
+      if ((EndsLater || FailedWrapper || NeverEnded) && !Seen)
         F.OpenReturns.push_back({Return, Root});
     }
     // An end wrapper (`if (join() != OK) return status; ...; end(s);`)
@@ -1879,6 +1962,8 @@ private:
   /// Returns reached with the caller's capture open (entered capturing).
   std::vector<const Stmt *> EntryOpenReturns;
   std::vector<SourceLocation> EndLocs;
+  /// The stream each end names (streamNamedBy; null: not known).
+  std::vector<const Decl *> EndStreams;
 };
 
 const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,

@@ -128,6 +128,9 @@ struct FunctionFlow {
   /// while a later end in the function would have closed it; and catch
   /// handlers that go on with a capture of their try block open.
   std::vector<std::pair<const Stmt *, const RegionRoot *>> OpenReturns;
+  /// End-capture calls given the legacy stream while a capture this
+  /// function began on another stream is open: they end nothing.
+  std::vector<std::pair<const CallExpr *, const RegionRoot *>> WrongStreamEnds;
   bool HasBegin = false, HasEnd = false;
   /// The state when the function returns normally.
   CaptureState Exit;

@@ -12,24 +12,6 @@
 
 namespace clang::cudagraph {
 
-static const Expr *unwrap(const Expr *E) {
-  while (E) {
-    E = E->IgnoreImplicit()->IgnoreParens();
-    if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(E))
-      E = MT->getSubExpr();
-    else if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(E))
-      E = BT->getSubExpr();
-    else if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
-      E = FC->getSubExpr();
-    else if (const auto *CE = dyn_cast<CXXConstructExpr>(E);
-             CE && CE->getNumArgs() >= 1 && !isa<CXXTemporaryObjectExpr>(E))
-      E = CE->getArg(0); // std::optional<bool>(true), Device(kCPU), ...
-    else
-      return E;
-  }
-  return E;
-}
-
 static bool isConstantTrue(const Expr *E, const ASTContext &Ctx) {
   E = unwrap(E);
   if (!E || E->isValueDependent() || isa<CXXDefaultArgExpr>(E))
@@ -883,58 +865,11 @@ static bool readsHostTensor(const CallExpr *Call, const MatchContext &Where) {
          isHostTensor(Call->getArg(0), 0, Scope);
 }
 
-
-/// A call of c10::cuda::getDefaultCUDAStream, possibly converted to a
-/// cudaStream_t or a c10::Stream.
-static bool isTorchDefaultStream(const Expr *E) {
-  E = unwrap(E);
-  if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(E);
-      MC && isa_and_nonnull<CXXConversionDecl>(MC->getMethodDecl()))
-    E = unwrap(MC->getImplicitObjectArgument());
-  const auto *Call = dyn_cast_or_null<CallExpr>(E);
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
-  return FD && FD->getIdentifier() && FD->getName() == "getDefaultCUDAStream";
-}
-
-StreamValue streamValue(const Expr *E, const ASTContext &Ctx) {
-  if (!E)
-    return StreamValue::Unknown;
-  if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(E))
-    E = DA->getExpr();
-  if (isTorchDefaultStream(E))
-    return StreamValue::Default;
-  // 0, NULL, nullptr, (cudaStream_t)0x1 (cudaStreamLegacy), 0x2 (per-thread)
-  const Expr *Inner = E->IgnoreParenCasts();
-  if (Inner->isValueDependent() || Inner->isTypeDependent())
-    return StreamValue::Unknown;
-  if (Inner->getType()->isNullPtrType())
-    return StreamValue::Default;
-  Expr::EvalResult R;
-  if (!Inner->getType()->isIntegerType() || !Inner->EvaluateAsInt(R, Ctx))
-    return StreamValue::Unknown;
-  switch (R.Val.getInt().getLimitedValue()) {
-  case 0:
-    return StreamValue::Default;
-  case 1:
-    return StreamValue::Legacy;
-  case 2:
-    return StreamValue::PerThread;
-  default:
-    return StreamValue::Unknown;
-  }
-}
-
-
-bool asksTemporaryStorageSize(const CallExpr *Call) {
+bool asksTemporaryStorageSize(const CallExpr *Call, ASTContext &Ctx) {
   if (Call->getNumArgs() < 1)
     return false;
   const Expr *Storage = Call->getArg(0)->IgnoreParenImpCasts();
-  const FunctionDecl *FD = Call->getDirectCallee();
-  if (!FD)
-    return false;
-  const ASTContext &Ctx = FD->getASTContext();
-  if (Storage->isNullPointerConstant(const_cast<ASTContext &>(Ctx),
-                                     Expr::NPC_ValueDependentIsNotNull))
+  if (Storage->isNullPointerConstant(Ctx, Expr::NPC_ValueDependentIsNotNull))
     return true;
   // `void *temp = nullptr; f(temp, bytes, ...); cudaMalloc(&temp, bytes);`:
   // a local still holding its null initializer.
@@ -942,7 +877,7 @@ bool asksTemporaryStorageSize(const CallExpr *Call) {
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
   if (!VD || !VD->isLocalVarDecl() || !VD->getInit() ||
       !VD->getInit()->IgnoreParenImpCasts()->isNullPointerConstant(
-          const_cast<ASTContext &>(Ctx), Expr::NPC_ValueDependentIsNotNull))
+          Ctx, Expr::NPC_ValueDependentIsNotNull))
     return false;
   const auto *Owner = dyn_cast_or_null<FunctionDecl>(
       VD->getParentFunctionOrMethod());
@@ -986,7 +921,7 @@ static bool usesLegacyStream(const Hazard &H, CodeClassifier &Code,
     if (!H.Names.matches(Name))
       return false;
     // A CUB algorithm given no temporary storage only computes its size.
-    if (Name.starts_with("cub::") && asksTemporaryStorageSize(Call))
+    if (Name.starts_with("cub::") && asksTemporaryStorageSize(Call, Ctx))
       return false;
   }
   return isLegacyStream(streamValue(streamArgument(Call), Ctx), PerThread);
@@ -1035,7 +970,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
            !(Call && passesCaptureSafePolicy(Call));
   case HazardKind::TempStorageRun:
     return Call && H.Names.matches(Code.nameOf(FD)) &&
-           !asksTemporaryStorageSize(Call);
+           !asksTemporaryStorageSize(Call, FD->getASTContext());
   case HazardKind::DefaultStreamBegin: // judged at the begin, not as work
   case HazardKind::UnregisteredGenerator: // judged by the check (origins)
   case HazardKind::Branch:

@@ -52,19 +52,10 @@ struct MatchContext {
   std::function<bool(const Decl *)> IsolatedStream;
 };
 
-/// What a stream argument names.
-enum class StreamValue {
-  Unknown,
-  Default,   // 0, nullptr, or left out: the legacy stream, or the
-             // per-thread stream when that is the default
-  Legacy,    // cudaStreamLegacy
-  PerThread, // cudaStreamPerThread
-};
-StreamValue streamValue(const Expr *E, const ASTContext &Ctx);
 /// Whether \p Call, a CUB two-phase algorithm, is given no temporary
 /// storage (a null constant, or a local still holding its null
 /// initializer), so that it only computes the size it needs.
-bool asksTemporaryStorageSize(const CallExpr *Call);
+bool asksTemporaryStorageSize(const CallExpr *Call, ASTContext &Ctx);
 
 
 /// Whether \p S makes a libtorch stream current: a CUDAStreamGuard or

@@ -1,6 +1,7 @@
 //===--- OpRoots.cpp - cudagraph analysis ---------------------------------===//
 
 #include "OpRoots.h"
+#include "CaptureApis.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
@@ -189,10 +190,9 @@ StringRef enumeratorName(const TemplateArgument &A) {
 bool namesCommandBufferTrait(const Stmt *S) {
   if (!S)
     return false;
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
-    if (const auto *C = dyn_cast<EnumConstantDecl>(DRE->getDecl()))
-      return C->getName() == "kCmdBufferCompatible" ||
-             C->getName() == "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE";
+  if (const EnumConstantDecl *C = enumeratorOf(dyn_cast<Expr>(S)))
+    return C->getName() == "kCmdBufferCompatible" ||
+           C->getName() == "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE";
   return llvm::any_of(S->children(), [](const Stmt *Child) {
     return namesCommandBufferTrait(Child);
   });

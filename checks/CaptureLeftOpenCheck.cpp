@@ -2,6 +2,7 @@
 
 #include "CaptureLeftOpenCheck.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/ParentMap.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -60,6 +61,65 @@ void CaptureLeftOpenCheck::checkCapture(CaptureAnalysis &Analysis) {
            DiagnosticIDs::Note);
     addChainNotes(Analysis, nullptr, Group.Root);
   }
+  // An end given the legacy stream (`cudaStreamEndCapture(0, &g)`) while
+  // the capture is on another stream: the fix is at that call, so each one
+  // carries its own warning.
+  for (const WrongStreamEnd &Wrong : Analysis.wrongStreamEnds()) {
+    SourceLocation Loc = SM.getExpansionLoc(Wrong.End->getBeginLoc());
+    if (!Analysis.isUserLocation(Loc))
+      continue;
+    Hazard H = *LeftOpen;
+    // Measured: 401 on an H200 (raw.capture-left-open.pos-legacy-end).
+    H.Effect = "ends a capture on the legacy stream, not on the stream this "
+               "capture began on: it fails with cudaErrorIllegalState (401) "
+               "and ends nothing";
+    H.Instead = H.TorchInstead =
+        "pass the stream the capture began on (the one given to the begin "
+        "call)";
+    llvm::SmallVector<FixItHint, 1> Fixes;
+    const Expr *Arg = streamArgument(Wrong.End);
+    if (std::optional<std::string> Stream =
+            capturingStream(Wrong.Root, Wrong.Function);
+        Stream && Arg && !Arg->getBeginLoc().isMacroID() &&
+        inScopeAt(*Wrong.Root, Wrong.Function, Wrong.End))
+      Fixes.push_back(
+          FixItHint::CreateReplacement(Arg->getSourceRange(), *Stream));
+    if (!reportHazard(Analysis, H, Loc, Wrong.End->getSourceRange(),
+                      "this call", Wrong.Function, nullptr, Wrong.Root, Fixes))
+      continue;
+    addChainNotes(Analysis, nullptr, Wrong.Root);
+  }
+}
+
+/// Whether the variable \p Root's begin call names its stream with is in
+/// scope at \p Use, a statement of \p Function: a parameter, or a local
+/// declared in a block that holds Use.
+bool CaptureLeftOpenCheck::inScopeAt(const RegionRoot &Root,
+                                     const FunctionDecl *Function,
+                                     const Stmt *Use) {
+  const auto *Begin = dyn_cast_or_null<CallExpr>(Root.Call);
+  const Expr *Arg = Begin ? streamArgument(Begin) : nullptr;
+  const auto *DRE =
+      Arg ? dyn_cast<DeclRefExpr>(Arg->IgnoreParenImpCasts()) : nullptr;
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || !Function->getBody())
+    return false;
+  if (isa<ParmVarDecl>(VD))
+    return true;
+  ParentMap PM(Function->getBody());
+  bool InScope = false;
+  forEachStmt(Function->getBody(), [&](const Stmt *S) {
+    const auto *DS = dyn_cast<DeclStmt>(S);
+    if (InScope || !DS || !llvm::is_contained(DS->decls(), VD))
+      return;
+    const Stmt *Block = PM.getParent(DS);
+    for (const Stmt *P = PM.getParent(Use); P && Block; P = PM.getParent(P))
+      if (P == Block) {
+        InScope = true;
+        return;
+      }
+  });
+  return InScope;
 }
 
 } // namespace clang::tidy::cudagraph

@@ -2,8 +2,9 @@
 //
 // Finds paths that return from a function while the capture it began is
 // still open: an early return, or an error-check macro that returns,
-// between a begin and the end that the other paths reach. For the
-// user-facing documentation see docs/checks/capture-left-open.md.
+// between a begin and the end that the other paths reach; and end calls
+// given the legacy stream instead of the capturing one, which end nothing.
+// For the user-facing documentation see docs/checks/capture-left-open.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,9 @@ protected:
 
 private:
   const Hazard *LeftOpen;
+
+  static bool inScopeAt(const RegionRoot &Root, const FunctionDecl *Function,
+                        const Stmt *Use);
 };
 
 } // namespace clang::tidy::cudagraph

@@ -241,9 +241,15 @@ bool CudaGraphCheck::reportOtherThread(CaptureAnalysis &Analysis,
 
 std::optional<std::string>
 CudaGraphCheck::capturingStreamInScope(const CapturedSite &Site) {
-  const RegionRoot *Root = Site.Ctx.Root;
-  if (Site.Ctx.Chain || !Root || Root->K != RegionRoot::Kind::BeginApi ||
-      Site.Function != Root->Owner)
+  if (Site.Ctx.Chain)
+    return std::nullopt;
+  return capturingStream(Site.Ctx.Root, Site.Function);
+}
+
+std::optional<std::string>
+CudaGraphCheck::capturingStream(const RegionRoot *Root,
+                                const FunctionDecl *At) {
+  if (!Root || Root->K != RegionRoot::Kind::BeginApi || At != Root->Owner)
     return std::nullopt;
   const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
   if (!Call || isa<CXXMemberCallExpr>(Call) || Call->getNumArgs() < 1)

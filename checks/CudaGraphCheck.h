@@ -82,6 +82,10 @@ protected:
   /// raw begin call given a plain variable.
   static std::optional<std::string>
   capturingStreamInScope(const CapturedSite &Site);
+  /// The stream \p Root's raw begin call was given, as source text, when
+  /// it is a plain variable and \p At is the function with the begin.
+  static std::optional<std::string> capturingStream(const RegionRoot *Root,
+                                                    const FunctionDecl *At);
   /// How a function is named in diagnostics ('Tensor::item', 'lambda').
   static std::string displayName(const FunctionDecl *FD);
   /// The first clause of a catalog outcome, for the one-line message.

@@ -15,6 +15,10 @@
 #define CUDAAPI
 #endif
 
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define __CUDA_API_PER_THREAD_DEFAULT_STREAM
+#endif
+
 #if defined(__CUDA_API_PER_THREAD_DEFAULT_STREAM)
 #define __CUDA_API_PTDS(api) api##_ptds
 #define __CUDA_API_PTSZ(api) api##_ptsz

@@ -8,6 +8,15 @@
 
 #define CUDART_VERSION 13000
 
+// With CUDA_API_PER_THREAD_DEFAULT_STREAM (nvcc --default-stream
+// per-thread) stream 0 is the per-thread stream: the header selects the
+// `_ptsz` entry points, as the toolkit's does.
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define __CUDART_API_PTSZ(api) api##_ptsz
+#define cudaStreamBeginCapture __CUDART_API_PTSZ(cudaStreamBeginCapture)
+#define cudaStreamEndCapture __CUDART_API_PTSZ(cudaStreamEndCapture)
+#endif
+
 // ---------------------------------------------------------------------------
 // Types (driver_types.h / vector_types.h in the real toolkit)
 // ---------------------------------------------------------------------------
