@@ -1100,6 +1100,71 @@ public:
       F.Exit = *Exit;
     keepOpenReturnsBeforeAnEnd();
     handlersLeavingCapturesOpen();
+    throwsLeavingCapturesOpen();
+  }
+
+  /// `begin(s); if (!enqueue(s)) throw std::runtime_error(...); end(s);`:
+  /// a throw written in this function, outside any try block of it, with a
+  /// capture the function begins open and ended later on: the exception
+  /// leaves the function with the stream capturing. Not a throw spelled in
+  /// a macro (error-check macros that throw are taken as fatal, like
+  /// exit()), a rethrow, or one that unwinds a local whose destructor ends
+  /// the capture.
+  void throwsLeavingCapturesOpen() {
+    if (F.Function->isMain() || EndLocs.empty())
+      return;
+    bool GuardLocal = false;
+    forEachStmt(Body, [&](const Stmt *S) {
+      if (const auto *DS = dyn_cast<DeclStmt>(S))
+        for (const Decl *D : DS->decls())
+          if (const auto *VD = dyn_cast<VarDecl>(D))
+            GuardLocal |= E.endsThroughHolder(VD) || destroysWithEnd(VD);
+    });
+    if (GuardLocal)
+      return;
+    const SourceManager &SM = E.Ctx.getSourceManager();
+    forEachStmt(Body, [&](const Stmt *S) {
+      const auto *Throw = dyn_cast<CXXThrowExpr>(S);
+      if (!Throw || !Throw->getSubExpr() || Throw->getBeginLoc().isMacroID() ||
+          insideTryBlock(Throw))
+        return;
+      const CaptureState *State = F.stateAt(Throw);
+      if (!State || State->StreamGuarded)
+        return;
+      SourceLocation At = SM.getExpansionLoc(Throw->getBeginLoc());
+      bool EndsLater = llvm::any_of(EndLocs, [&](SourceLocation End) {
+        return SM.isBeforeInTranslationUnit(At, SM.getExpansionLoc(End));
+      });
+      if (!EndsLater)
+        return;
+      for (const RegionRoot *R : State->Roots) {
+        bool Own = R->K == RegionRoot::Kind::BeginApi ||
+                   R->K == RegionRoot::Kind::Wrapper;
+        bool Seen = llvm::any_of(F.OpenReturns, [&](const auto &P) {
+          return P.first == Throw && P.second == R;
+        });
+        if (Own && !Seen)
+          F.OpenReturns.push_back({Throw, R});
+      }
+    });
+  }
+
+  bool destroysWithEnd(const VarDecl *VD) {
+    const CXXRecordDecl *RD = VD->getType()->getAsCXXRecordDecl();
+    const CXXDestructorDecl *Dtor =
+        RD && RD->hasDefinition() ? RD->getDestructor() : nullptr;
+    return Dtor && E.eventOf(Dtor) == CaptureEvent::End;
+  }
+
+  bool insideTryBlock(const Stmt *S) {
+    if (!Parents)
+      Parents = std::make_unique<ParentMap>(const_cast<Stmt *>(Body));
+    for (const Stmt *Child = S, *P = Parents->getParent(S); P;
+         Child = P, P = Parents->getParent(P))
+      if (const auto *Try = dyn_cast<CXXTryStmt>(P);
+          Try && Try->getTryBlock() == Child)
+        return true;
+    return false;
   }
 
   /// `try { begin(s); work(s); end(s); } catch (...) { fallback(); }`: an

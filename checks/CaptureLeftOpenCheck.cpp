@@ -2,6 +2,7 @@
 
 #include "CaptureLeftOpenCheck.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMap.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
@@ -53,6 +54,13 @@ void CaptureLeftOpenCheck::checkCapture(CaptureAnalysis &Analysis) {
     if (Group.Root->K == RegionRoot::Kind::Entry)
       H.Effect = "returns a failure before the end-capture call below it, "
                  "leaving open the capture its caller began";
+    bool Throws = llvm::any_of(Analysis.openReturns(), [&](const OpenReturn &O) {
+      return O.Function == Group.Function && O.Root == Group.Root &&
+             isa<CXXThrowExpr>(O.Return) &&
+             SM.getExpansionLoc(O.Return->getBeginLoc()) == Group.Locs.front();
+    });
+    if (Throws)
+      H.Effect = "throws while the capture it began is still open";
     if (!reportHazard(Analysis, H, Group.Locs.front(), SourceRange(),
                       "this path", Group.Function, nullptr, Group.Root))
       continue;

@@ -71,13 +71,12 @@ cudaError_t endsFirst(cudaStream_t s, cudaGraph_t *g) {
   return cudaStreamEndCapture(s, g);
 }
 
-// Negative: paths that end the program or throw.
+// Negative: paths that end the program, and an error-check macro that
+// throws (taken as fatal; a throw written out is reported, below).
 void exitsOrThrows(cudaStream_t s, cudaGraph_t *g) {
   cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
   if (launchAll(s) != cudaSuccess)
     exit(1);
-  if (launchAll(s) != cudaSuccess)
-    throw std::runtime_error("launch failed");
   C10_CUDA_CHECK(launchAll(s));
   cudaStreamEndCapture(s, g);
 }
@@ -517,4 +516,68 @@ bail:
     cudaGraphDestroy(partial);
   }
   return 0;
+}
+
+// Throws written in the function between begin and end.
+bool enqueueAll(cudaStream_t s);
+
+// Positive: the exception leaves with the stream capturing.
+void throwsOpen(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  if (!enqueueAll(s))
+    throw std::runtime_error("enqueue failed");
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: this path throws while the capture it began is still open
+  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: CUDA graph capture begins here (global mode)
+  cudaStreamEndCapture(s, g);
+}
+
+// Negative: the throw is in a try block whose handler ends the capture.
+void throwsCaught(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  try {
+    if (!enqueueAll(s))
+      throw std::runtime_error("enqueue failed");
+  } catch (...) {
+    cudaStreamEndCapture(s, g);
+    throw;
+  }
+  cudaStreamEndCapture(s, g);
+}
+
+// Negative: a throw spelled by an error-check macro is taken as fatal.
+#define THROW_IF(cond)                                                         \
+  do {                                                                         \
+    if (cond)                                                                  \
+      throw std::runtime_error(#cond);                                         \
+  } while (0)
+
+void macroThrows(cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  THROW_IF(!enqueueAll(s));
+  cudaStreamEndCapture(s, g);
+}
+
+// Negative: a throw before the begin or after the end.
+void throwsOutside(cudaStream_t s, cudaGraph_t *g) {
+  if (!enqueueAll(s))
+    throw std::runtime_error("warm-up failed");
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  enqueueAll(s);
+  if (cudaStreamEndCapture(s, g) != cudaSuccess)
+    throw std::runtime_error("capture failed");
+}
+
+// Negative: a guard object whose destructor ends the capture unwinds.
+struct EndOnExit {
+  cudaStream_t s;
+  cudaGraph_t g = nullptr;
+  ~EndOnExit() { cudaStreamEndCapture(s, &g); }
+};
+
+void throwsUnderGuard(cudaStream_t s) {
+  EndOnExit guard{s};
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  if (!enqueueAll(s))
+    throw std::runtime_error("enqueue failed");
+  cudaStreamEndCapture(s, &guard.g);
 }
