@@ -59,7 +59,8 @@ def names_cell(h):
         return ("`cudaStreamBeginCapture` on stream `0` or `cudaStreamLegacy`; `capture_begin()` "
                 "while `getDefaultCUDAStream()` is current")
     if h["kind"] == "LeftOpen":
-        return "a `return` between a begin and the end the other paths reach"
+        return ("a `return` or written-out `throw` between a begin and the end "
+                "the other paths reach; an end given the legacy stream")
     if h["kind"] == "StreamFork":
         return ("a wait (`cudaStreamWaitEvent`, `cuStreamWaitEvent`, `CUDAEvent::block`) on an event "
                 "recorded on a capturing stream, by a stream never joined back before the end")
