@@ -7,6 +7,7 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/DenseSet.h"
 #include <functional>
 
@@ -20,29 +21,109 @@ static constexpr unsigned MaxMethodDepth = 3;
 // First-use branches
 //===----------------------------------------------------------------------===//
 
-/// The variables and fields \p S reads.
-static void collectReads(const Stmt *S, llvm::DenseSet<const Decl *> &Out) {
+/// State that outlives a call: fields, globals and static locals; not a
+/// mutex (locking one is not a first use of anything).
+static bool isPersistent(const Decl *D) {
+  const auto *VD = dyn_cast_or_null<ValueDecl>(D);
+  if (!VD || !(isa<FieldDecl>(VD) ||
+               (isa<VarDecl>(VD) && cast<VarDecl>(VD)->hasGlobalStorage())))
+    return false;
+  const CXXRecordDecl *RD = VD->getType()->getAsCXXRecordDecl();
+  return !RD || !RD->getIdentifier() || !RD->getName().contains("mutex");
+}
+
+/// A free function (or static method) of the project whose body is
+/// followed for the state it reads and writes: `lookup_cache(key)`,
+/// `store_cache(key, value)`, `registry()`.
+static const FunctionDecl *followedFunction(const CallExpr *Call) {
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD || isa<CXXOperatorCallExpr>(Call))
+    return nullptr;
+  if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && !M->isStatic())
+    return nullptr;
+  const FunctionDecl *Def = definitionOf(FD);
+  if (!Def || !Def->getBody() ||
+      Def->getASTContext().getSourceManager().isInSystemHeader(
+          Def->getLocation()))
+    return nullptr;
+  return Def;
+}
+
+/// The persistent state \p E denotes: a field, global or static local, a
+/// local reference bound to one (`auto &cache = registry();`), or the call
+/// of a function returning a reference to one (`registry()`).
+static const Decl *persistentOf(const Expr *E, unsigned Depth) {
+  if (!E)
+    return nullptr;
+  E = E->IgnoreParenImpCasts();
+  if (const Decl *D = storageOf(E)) {
+    if (isPersistent(D))
+      return D;
+    const auto *VD = dyn_cast<VarDecl>(D);
+    if (VD && VD->getType()->isReferenceType() && VD->getInit() && Depth > 0)
+      return persistentOf(VD->getInit(), Depth - 1);
+    return nullptr;
+  }
+  const FunctionDecl *Def = followedFunction(dyn_cast<CallExpr>(E));
+  if (!Def || Depth == 0 || !Def->getReturnType()->isReferenceType())
+    return nullptr;
+  const Decl *Found = nullptr;
+  bool Agree = true;
+  std::function<void(const Stmt *)> Returns = [&](const Stmt *S) {
+    if (!S || isa<LambdaExpr>(S))
+      return;
+    if (const auto *R = dyn_cast<ReturnStmt>(S)) {
+      const Decl *D = persistentOf(R->getRetValue(), Depth - 1);
+      Agree &= D && (!Found || Found == D);
+      Found = D;
+    }
+    for (const Stmt *Child : S->children())
+      Returns(Child);
+  };
+  Returns(Def->getBody());
+  return Agree ? Found : nullptr;
+}
+
+/// The variables and fields \p S reads, and the persistent state the free
+/// functions it calls read (depth-limited).
+static void collectReads(const Stmt *S, llvm::DenseSet<const Decl *> &Out,
+                         unsigned Depth = MaxMethodDepth) {
   if (!S || isa<LambdaExpr>(S))
     return;
   if (isa<DeclRefExpr>(S) || isa<MemberExpr>(S))
     if (const Decl *D = storageOf(cast<Expr>(S)))
       Out.insert(D);
+  if (const FunctionDecl *Def = followedFunction(dyn_cast<CallExpr>(S));
+      Def && Depth > 0) {
+    llvm::DenseSet<const Decl *> Inner;
+    collectReads(Def->getBody(), Inner, Depth - 1);
+    for (const Decl *D : Inner)
+      if (isPersistent(D))
+        Out.insert(D);
+  }
   for (const Stmt *Child : S->children())
-    collectReads(Child, Out);
+    collectReads(Child, Out, Depth);
 }
 
 static bool denotesAny(const Expr *E,
                        const llvm::DenseSet<const Decl *> &Decls) {
-  const Decl *D = storageOf(E);
+  const Decl *D = persistentOf(E, MaxMethodDepth);
+  if (!D)
+    D = storageOf(E);
   return D && Decls.contains(D);
 }
 
 /// Whether \p S writes one of \p Decls: assigns or increments it, or calls
 /// a non-const method on it directly (insert, emplace, reset, ...; not a
-/// method of an object it points to).
-static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls) {
+/// method of an object it points to), here or in a free function it calls
+/// (`store_cache(key, value)`, depth-limited).
+static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls,
+                      unsigned Depth = MaxMethodDepth) {
   if (!S || isa<LambdaExpr>(S))
     return false;
+  if (const FunctionDecl *Def = followedFunction(dyn_cast<CallExpr>(S));
+      Def && Depth > 0 && writesAny(Def->getBody(), Decls, Depth - 1))
+    return true;
   if (const auto *BO = dyn_cast<BinaryOperator>(S);
       BO && BO->isAssignmentOp() && denotesAny(BO->getLHS(), Decls))
     return true;
@@ -78,7 +159,7 @@ static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls) 
         denotesAny(MC->getImplicitObjectArgument(), Decls))
       return true;
   for (const Stmt *Child : S->children())
-    if (writesAny(Child, Decls))
+    if (writesAny(Child, Decls, Depth))
       return true;
   return false;
 }
@@ -96,8 +177,7 @@ static llvm::DenseSet<const Decl *> persistentReads(const IfStmt *If) {
   // locals and fields. A parameter or local is fresh on every call.
   llvm::DenseSet<const Decl *> Persistent;
   for (const Decl *D : Reads)
-    if (isa<FieldDecl>(D) ||
-        (isa<VarDecl>(D) && cast<VarDecl>(D)->hasGlobalStorage()))
+    if (isPersistent(D))
       Persistent.insert(D);
   return Persistent;
 }
@@ -333,6 +413,15 @@ void WarmUpModel::coldArms(const FunctionDecl *FD,
             If && !If->getElse() && mayExit(If->getThen())) {
           llvm::SmallVector<const Stmt *, 4> Rest(Body.begin() + I + 1,
                                                   Body.end());
+          // A memo: `if (auto hit = lookup(key)) return *hit; ...;
+          // store(key, value);` fills on the way after what the hit reads.
+          llvm::DenseSet<const Decl *> Reads = persistentReads(If);
+          if (!Reads.empty() && llvm::any_of(Rest, [&](const Stmt *R) {
+                return writesAny(R, Reads);
+              })) {
+            MarkCold(Rest);
+            continue;
+          }
           Miss(If, {If->getThen()}, Rest);
         }
     }
