@@ -99,7 +99,16 @@ CaptureContext CapturedScope::resolve(const CaptureState &State) const {
   CaptureContext C;
   C.Modes = 0;
   C.StreamGuarded = State.StreamGuarded;
+  bool StreamsKnown = true;
   for (const RegionRoot *R : State.Roots) {
+    const Decl *Stream = R->K == RegionRoot::Kind::BeginApi && R->Owner ==
+                                 Function
+                             ? namedStream(R->Call)
+                             : nullptr;
+    if (!Stream)
+      StreamsKnown = false;
+    else if (!llvm::is_contained(C.Streams, Stream))
+      C.Streams.push_back(Stream);
     if (R->K == RegionRoot::Kind::Entry) {
       C.Modes |= EntryModes;
       continue;
@@ -114,6 +123,8 @@ CaptureContext CapturedScope::resolve(const CaptureState &State) const {
   }
   if (!C.Modes)
     C.Modes = AnyMode;
+  if (!StreamsKnown)
+    C.Streams.clear();
   return C;
 }
 
@@ -819,12 +830,10 @@ bool CaptureAnalysis::choosesSafeForm(const CapturedSite &Site,
                                Site.Values);
 }
 
-bool CaptureAnalysis::isIsolatedStream(const Decl *D) {
-  if (!D)
-    return false;
+const CaptureAnalysis::StreamUseSets &CaptureAnalysis::streamUses() {
   if (!StreamUses) {
     StreamUses.emplace();
-    auto &[Created, Joinable] = *StreamUses;
+    auto &[Created, Joinable, Assigned] = *StreamUses;
     auto StreamStorage = [](const Expr *E) -> const Decl * {
       if (!E)
         return nullptr;
@@ -858,11 +867,14 @@ bool CaptureAnalysis::isIsolatedStream(const Decl *D) {
           const Decl *Stream = StreamStorage(Call->getArg(I));
           if (!Stream)
             continue;
+          bool ByAddress =
+              isa<UnaryOperator>(Call->getArg(I)->IgnoreParenImpCasts());
           if (Creates && I == 0)
             Created.insert(Stream);
-          else if (!Api || (Joins && I == 0) ||
-                   isa<UnaryOperator>(Call->getArg(I)->IgnoreParenImpCasts()))
+          else if (!Api || (Joins && I == 0) || ByAddress)
             Joinable.insert(Stream);
+          if (ByAddress && !(Creates && I == 0))
+            Assigned.insert(Stream);
         }
       } else if (const auto *Construct = dyn_cast<CXXConstructExpr>(S)) {
         for (const Expr *Arg : Construct->arguments())
@@ -870,15 +882,19 @@ bool CaptureAnalysis::isIsolatedStream(const Decl *D) {
             Joinable.insert(Stream); // a guard or wrapper may do anything
       } else if (const auto *BO = dyn_cast<BinaryOperator>(S);
                  BO && BO->isAssignmentOp()) {
-        if (const Decl *Stream = StreamStorage(BO->getLHS()))
+        if (const Decl *Stream = StreamStorage(BO->getLHS())) {
           Joinable.insert(Stream);
+          Assigned.insert(Stream);
+        }
       } else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
         for (const Decl *Member : DS->decls())
           if (const auto *VD = dyn_cast<VarDecl>(Member);
               VD && isStreamType(VD->getType()) && VD->getInit() &&
               !VD->getInit()->IgnoreParenImpCasts()->isNullPointerConstant(
-                  Ctx, Expr::NPC_ValueDependentIsNotNull))
+                  Ctx, Expr::NPC_ValueDependentIsNotNull)) {
             Joinable.insert(VD->getCanonicalDecl());
+            Assigned.insert(VD->getCanonicalDecl());
+          }
       } else if (const auto *Lambda = dyn_cast<LambdaExpr>(S)) {
         for (const LambdaCapture &C : Lambda->captures())
           if (C.capturesVariable() && C.getCaptureKind() == LCK_ByRef)
@@ -897,12 +913,34 @@ bool CaptureAnalysis::isIsolatedStream(const Decl *D) {
               Field && isStreamType(Field->getType()) && Init->getInit() &&
               !isa<ImplicitValueInitExpr>(Init->getInit()) &&
               !Init->getInit()->IgnoreParenImpCasts()->isNullPointerConstant(
-                  Ctx, Expr::NPC_ValueDependentIsNotNull))
+                  Ctx, Expr::NPC_ValueDependentIsNotNull)) {
             Joinable.insert(Field->getCanonicalDecl());
+            Assigned.insert(Field->getCanonicalDecl());
+          }
     }
   }
+  return *StreamUses;
+}
+
+bool CaptureAnalysis::isIsolatedStream(const Decl *D) {
+  if (!D)
+    return false;
+  const StreamUseSets &Uses = streamUses();
   const Decl *Key = D->getCanonicalDecl();
-  return StreamUses->first.contains(Key) && !StreamUses->second.contains(Key);
+  return Uses.Created.contains(Key) && !Uses.Joinable.contains(Key);
+}
+
+bool CaptureAnalysis::onIdleStream(const CallExpr *Call,
+                                   const CaptureContext &Ctx) {
+  const Decl *Named = namedStream(Call);
+  if (!Named || Ctx.Streams.empty() || llvm::is_contained(Ctx.Streams, Named))
+    return false;
+  const StreamUseSets &Uses = streamUses();
+  auto Distinct = [&](const Decl *D) {
+    const Decl *Key = D->getCanonicalDecl();
+    return Uses.Created.contains(Key) && !Uses.Assigned.contains(Key);
+  };
+  return Distinct(Named) && llvm::all_of(Ctx.Streams, Distinct);
 }
 
 bool CaptureAnalysis::isLibtorchCode(const FunctionDecl *FD) {

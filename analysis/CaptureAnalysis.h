@@ -108,6 +108,10 @@ struct CaptureContext {
   const Reach *Chain = nullptr;
   /// A capture-status test says the tested stream is not capturing.
   bool StreamGuarded = false;
+  /// The streams of the captures open here when each was begun in the
+  /// statement's own function on a stream it names (namedStream); empty
+  /// when one is not known.
+  llvm::SmallVector<const Decl *, 1> Streams;
 };
 
 /// A call that runs under capture.
@@ -220,6 +224,11 @@ public:
   /// on an event nor given to a begin; and it is passed only to CUDA,
   /// library and NCCL APIs (not to functions that could do either).
   bool isIsolatedStream(const Decl *D);
+  /// Whether \p Call names a stream that is not capturing while the
+  /// captures of \p Ctx are open: a stream variable or field of another
+  /// name than each capture's (CaptureContext::Streams), all of them made
+  /// by a stream-create call of the unit and never assigned.
+  bool onIdleStream(const CallExpr *Call, const CaptureContext &Ctx);
 
 private:
   CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts);
@@ -288,11 +297,14 @@ private:
   /// the other value. Added to \p Facts unless it knows the member.
   void setAfterEnd(const RegionRoot *Root, Bindings &Facts);
   llvm::DenseMap<const RegionRoot *, Bindings> BeganUnderMemo;
-  /// Streams the unit creates, and those it may join to a capture or
-  /// write otherwise (isIsolatedStream), found on first use.
-  std::optional<std::pair<llvm::DenseSet<const Decl *>,
-                          llvm::DenseSet<const Decl *>>>
-      StreamUses;
+  /// Streams the unit creates, those it may join to a capture or write
+  /// otherwise (isIsolatedStream), and those it assigns or initializes
+  /// from a value (onIdleStream), found on first use.
+  struct StreamUseSets {
+    llvm::DenseSet<const Decl *> Created, Joinable, Assigned;
+  };
+  std::optional<StreamUseSets> StreamUses;
+  const StreamUseSets &streamUses();
   void pushSite(const CapturedSite &Site);
   /// Whether the function holding \p Root's begin (or the begin wrapper)
   /// calls \p Def before the capture begins.

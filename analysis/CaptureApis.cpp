@@ -384,6 +384,20 @@ const Decl *storageOf(const Expr *E) {
   return nullptr;
 }
 
+const Decl *namedStream(const Stmt *St) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(St);
+  if (!Call || isa<CXXMemberCallExpr>(Call))
+    return nullptr;
+  const Expr *Arg = streamArgument(Call);
+  if (!Arg || !isa<DeclRefExpr, MemberExpr>(Arg->IgnoreParenImpCasts()))
+    return nullptr;
+  const Decl *D = storageOf(Arg);
+  if (const auto *VD = dyn_cast_or_null<VarDecl>(D);
+      VD && VD->getType()->isReferenceType())
+    return nullptr;
+  return D;
+}
+
 /// The global variable or field \p E names, when it is a registry.
 const ValueDecl *CaptureTestClassifier::registryOf(const Expr *E) const {
   const ValueDecl *D = globalOrField(E);

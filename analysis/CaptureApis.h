@@ -170,6 +170,12 @@ const ValueDecl *globalOrField(const Expr *E);
 /// method called through `p->`) denotes none.
 const Decl *storageOf(const Expr *E);
 
+/// The stream a call of a CUDA API names (streamArgument), when it is a
+/// local, parameter or field by value (not an element, not a reference, not
+/// a method's receiver), or null: two such streams of different names are
+/// taken as different streams.
+const Decl *namedStream(const Stmt *St);
+
 /// One atom of a guard condition and the value it has on a path.
 struct GuardFact {
   llvm::FoldingSetNodeID Atom;

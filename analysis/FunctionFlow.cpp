@@ -265,6 +265,66 @@ bool FlowEngine::alwaysFails(const FunctionDecl *FD) {
   return FailsCache[FD] = Fails;
 }
 
+/// Calls \p Fn on the statements of \p S that an exception thrown by
+/// them leaves \p S through: not in a try block, not in a lambda's body.
+static void forEachUncaught(const Stmt *S,
+                            llvm::function_ref<void(const Stmt *)> Fn) {
+  if (!S || isa<LambdaExpr>(S))
+    return;
+  if (const auto *Try = dyn_cast<CXXTryStmt>(S)) {
+    for (unsigned I = 0; I < Try->getNumHandlers(); ++I)
+      forEachUncaught(Try->getHandler(I)->getHandlerBlock(), Fn);
+    return;
+  }
+  Fn(S);
+  for (const Stmt *Child : S->children())
+    forEachUncaught(Child, Fn);
+}
+
+static const FunctionDecl *throwingDefinition(const FunctionDecl *FD,
+                                              const CodeClassifier &Code) {
+  const FunctionDecl *Def = FD ? FD->getDefinition() : nullptr;
+  if (!Def || !Def->getBody() || !Code.isUserLocation(Def->getLocation()))
+    return nullptr;
+  const auto *Proto = Def->getType()->getAs<FunctionProtoType>();
+  return Proto && Proto->canThrow() == CT_Cannot ? nullptr : Def;
+}
+
+const Stmt *FlowEngine::ownThrow(const FunctionDecl *Def) {
+  auto [It, Inserted] = OwnThrows.try_emplace(Def, nullptr);
+  if (!Inserted)
+    return It->second;
+  const Stmt *Found = nullptr;
+  forEachUncaught(Def->getBody(), [&](const Stmt *S) {
+    const auto *Throw = dyn_cast<CXXThrowExpr>(S);
+    if (!Found && Throw && Throw->getSubExpr() &&
+        !Throw->getBeginLoc().isMacroID())
+      Found = Throw;
+  });
+  return OwnThrows[Def] = Found;
+}
+
+const Stmt *FlowEngine::thrownBy(const FunctionDecl *FD) {
+  const FunctionDecl *Def = throwingDefinition(FD, Code);
+  if (!Def)
+    return nullptr;
+  if (const Stmt *Own = ownThrow(Def))
+    return Own;
+  // One call deeper: a helper that validates and throws.
+  const Stmt *Found = nullptr;
+  forEachUncaught(Def->getBody(), [&](const Stmt *S) {
+    const auto *Call = dyn_cast<CallExpr>(S);
+    if (Found || !Call ||
+        Code.sourceManager().isMacroBodyExpansion(Call->getBeginLoc()))
+      return;
+    if (const FunctionDecl *Inner =
+            throwingDefinition(Call->getDirectCallee(), Code);
+        Inner && Inner != Def)
+      Found = ownThrow(Inner);
+  });
+  return Found;
+}
+
 namespace {
 /// The global variables and fields that record open captures: functions
 /// calling a begin API add to them or increment them, and functions calling
@@ -1124,9 +1184,18 @@ public:
       return;
     const SourceManager &SM = E.Ctx.getSourceManager();
     forEachStmt(Body, [&](const Stmt *S) {
-      const auto *Throw = dyn_cast<CXXThrowExpr>(S);
-      if (!Throw || !Throw->getSubExpr() || Throw->getBeginLoc().isMacroID() ||
-          insideTryBlock(Throw))
+      // The throw, or a call of a function of the project that throws
+      // (FlowEngine::thrownBy).
+      const Stmt *Throw = nullptr;
+      if (const auto *T = dyn_cast<CXXThrowExpr>(S);
+          T && T->getSubExpr() && !T->getBeginLoc().isMacroID())
+        Throw = T;
+      else if (const auto *Call = dyn_cast<CallExpr>(S);
+               Call && !SM.isMacroBodyExpansion(Call->getBeginLoc()) &&
+               E.eventOf(Call->getDirectCallee()) == CaptureEvent::None &&
+               E.thrownBy(Call->getDirectCallee()))
+        Throw = Call;
+      if (!Throw || insideTryBlock(Throw))
         return;
       const CaptureState *State = F.stateAt(Throw);
       if (!State || State->StreamGuarded)
@@ -1747,7 +1816,7 @@ private:
           Open.Learned.push_back({Root, Fact});
         }
       // Captures open on other streams stay open beside this one.
-      if (const Decl *Stream = streamNamedBy(St))
+      if (const Decl *Stream = namedStream(St))
         for (const RegionRoot *R : S.Roots)
           if (const Decl *Other = beginStream(*R); Other && Other != Stream)
             keepOpen(S, R, Open);
@@ -1770,13 +1839,13 @@ private:
       F.HasEnd = true;
       if (Record) {
         EndLocs.push_back(Loc);
-        EndStreams.push_back(streamNamedBy(St));
+        EndStreams.push_back(namedStream(St));
         noteWrongStreamEnd(St, Callee, S);
       }
       CaptureState After = F.EntryPersists ? F.Entry : CaptureState();
       // An end that names the stream of one of several captures open on
       // different streams ends that one only.
-      const Decl *Stream = streamNamedBy(St);
+      const Decl *Stream = namedStream(St);
       if (Stream && llvm::any_of(S.Roots, [&](const RegionRoot *R) {
             return beginStream(*R) == Stream;
           }))
@@ -1788,25 +1857,8 @@ private:
     return S;
   }
 
-  /// The stream a raw begin or end call names, when it is a local,
-  /// parameter or field by value (not an element, not a reference), or
-  /// null.
-  static const Decl *streamNamedBy(const Stmt *St) {
-    const auto *Call = dyn_cast_or_null<CallExpr>(St);
-    if (!Call || isa<CXXMemberCallExpr>(Call))
-      return nullptr;
-    const Expr *Arg = streamArgument(Call);
-    if (!Arg || !isa<DeclRefExpr, MemberExpr>(Arg->IgnoreParenImpCasts()))
-      return nullptr;
-    const Decl *D = storageOf(Arg);
-    if (const auto *VD = dyn_cast_or_null<VarDecl>(D);
-        VD && VD->getType()->isReferenceType())
-      return nullptr;
-    return D;
-  }
-
   static const Decl *beginStream(const RegionRoot &R) {
-    return R.K == RegionRoot::Kind::BeginApi ? streamNamedBy(R.Call) : nullptr;
+    return R.K == RegionRoot::Kind::BeginApi ? namedStream(R.Call) : nullptr;
   }
 
   /// Adds \p R, open in \p From, and the facts learned under it to \p Into.
@@ -2027,7 +2079,7 @@ private:
   /// Returns reached with the caller's capture open (entered capturing).
   std::vector<const Stmt *> EntryOpenReturns;
   std::vector<SourceLocation> EndLocs;
-  /// The stream each end names (streamNamedBy; null: not known).
+  /// The stream each end names (namedStream; null: not known).
   std::vector<const Decl *> EndStreams;
 };
 

@@ -50,6 +50,23 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
        !H->failsOnOtherThread(
            stripCudaApiSuffix(Analysis.code().nameOf(Site.Site.Callee)))))
     return;
+  // A call naming a stream that is not capturing, beside captures of other
+  // streams this function began: a graph launch there runs eagerly (what
+  // the code means); what a global or thread-local capture prohibits on
+  // every stream of the thread (the other-thread list: syncs,
+  // instantiation, graph destruction, cudaFree) still fails, and a relaxed
+  // capture allows all of it. Measured on an H200
+  // (runtime-harness/tools/other-stream-probe.cu).
+  const auto *Call = dyn_cast_or_null<CallExpr>(Site.Site.S);
+  bool IdleStream = !OtherThread && H->Kind == HazardKind::Callee &&
+                    Site.Site.Callee == (Call ? Call->getDirectCallee()
+                                              : nullptr) &&
+                    Analysis.onIdleStream(Call, Site.Ctx);
+  if (IdleStream &&
+      (!H->failsOnOtherThread(
+           stripCudaApiSuffix(Analysis.code().nameOf(Site.Site.Callee))) ||
+       (Site.Ctx.Modes & ~ModeRelaxed) == 0))
+    return;
   const Reach *Via = nullptr;
   SourceLocation Loc = anchorOf(Analysis, Site, Via);
   if (Loc.isInvalid())
@@ -83,6 +100,12 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
     if (!Via)
       notesFor(Analysis, *H, Site);
   }
+  if (IdleStream)
+    diag(Loc,
+         "the stream it names is not the one being captured, but a global "
+         "or thread-local capture prohibits this call on every stream of "
+         "the thread",
+         DiagnosticIDs::Note);
   if (Site.Ctx.StreamGuarded)
     diag(Loc,
          "a capture-status test guards this call, but it waits on every "

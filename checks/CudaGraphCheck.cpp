@@ -75,6 +75,7 @@ CudaGraphCheck::CudaGraphCheck(StringRef Name, ClangTidyContext *Context)
       Options.getLocalOrGlobal("CaptureSafeFunctions", "").str();
   BaselinePath = Options.getLocalOrGlobal("Baseline", "").str();
   MaxChainNotes = Options.getLocalOrGlobal("MaxChainNotes", 8u);
+  MaxCallSiteNotes = Options.getLocalOrGlobal("MaxCallSiteNotes", 8u);
   // The plugin's way to a baseline (cudagraph-tidy's --baseline loads it
   // before the checks exist); read once per process.
   FindingFilters &Filters = findingFilters();
@@ -98,6 +99,7 @@ void CudaGraphCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "CaptureSafeFunctions", CaptureOpts.CaptureSafeFunctions);
   Options.store(Opts, "Baseline", BaselinePath);
   Options.store(Opts, "MaxChainNotes", MaxChainNotes);
+  Options.store(Opts, "MaxCallSiteNotes", MaxCallSiteNotes);
 }
 
 void CudaGraphCheck::registerPPCallbacks(const SourceManager &SM,
@@ -448,7 +450,7 @@ void CudaGraphCheck::addOtherCallNotes(CaptureAnalysis &Analysis,
   // The other calls of the function that holds the finding, made the same
   // way under the capture (a sync helper called after each stage, a buffer
   // class made twice): each one is a place the fix may go. Calls,
-  // constructions and scope ends, a few of them.
+  // constructions and scope ends, up to MaxCallSiteNotes of them.
   if (!Chain || Chain->Invoker || Chain->InLibrary ||
       Shown.K == CallSite::Kind::Callable)
     return;
@@ -456,7 +458,7 @@ void CudaGraphCheck::addOtherCallNotes(CaptureAnalysis &Analysis,
   llvm::SmallVector<SourceLocation, 4> Places{Shown.Loc};
   unsigned Listed = 0;
   for (const Reach::Other &O : Chain->Others) {
-    if (Listed == MaxOtherCallNotes)
+    if (Listed == MaxCallSiteNotes)
       break;
     if (O.Invoker || O.Site.K == CallSite::Kind::Callable ||
         !O.Site.Loc.isValid() ||

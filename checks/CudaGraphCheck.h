@@ -57,14 +57,13 @@ protected:
   void addChainNotes(CaptureAnalysis &Analysis, const Reach *Chain,
                      const RegionRoot *Root);
   /// Notes for the other calls under capture of \p Chain's function (up to
-  /// MaxOtherCallNotes), after the one \p Shown in the chain.
+  /// MaxCallSiteNotes), after the one \p Shown in the chain.
   /// For a constructor or destructor run by a standard-library call
   /// (`std::make_unique<T>`, `v.clear()`, `p = ...` on a std::unique_ptr):
   /// how the note names that call; empty for other sites.
   static std::string ownedObjectCall(const CallSite &Site);
   void addOtherCallNotes(CaptureAnalysis &Analysis, const Reach *Chain,
                          const CallSite &Shown, StringRef When);
-  static constexpr unsigned MaxOtherCallNotes = 3;
   /// The note saying where \p Root's capture begins.
   void addRootNote(const RegionRoot *Root);
   /// Where a hazard found at \p Site is reported: the site itself in user
@@ -125,6 +124,7 @@ private:
   CaptureOptions CaptureOpts;
   std::string BaselinePath;
   unsigned MaxChainNotes;
+  unsigned MaxCallSiteNotes;
   llvm::DenseMap<FileID, std::unique_ptr<NolintLines>> Nolints;
   llvm::StringMap<unsigned> Occurrences;
   llvm::DenseMap<unsigned, std::string> Prints; // fingerprint by location

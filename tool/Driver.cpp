@@ -366,7 +366,7 @@ void printHelp() {
          "\nCHECK OPTIONS (CheckOptions): CaptureBeginFunctions, "
          "CaptureEndFunctions,\n  CapturedFunctions, CaptureStatusFunctions, "
          "CaptureSafeFunctions, CustomOpRoots,\n  ProjectIndex, Baseline, "
-         "MaxChainNotes.\n"
+         "MaxChainNotes, MaxCallSiteNotes.\n"
          "\nEXIT STATUS: 0 clean, 1 findings, 2 usage error, 3 a file could "
          "not be analyzed.\nSee man cudagraph-tidy and docs/ for more.\n\n";
 }

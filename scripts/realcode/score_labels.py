@@ -16,8 +16,9 @@ the calls of a helper that holds a finding (the first note of its chain and
 the "is also called here" notes after it, constructions and destructions
 by the standard library included), the use of an event recorded
 into a capture that a capture-bound-event finding names ("uses the event
-here"), and the begin of a capture a capture-left-open finding names, for
-a capture-left-open label there.
+here"), and the begin of a capture a capture-left-open finding names, or
+the throw in a callee it names ("it throws here"), for a capture-left-open
+label there.
 
 Usage:
     python3 scripts/realcode/score_labels.py --results RESULTS.json \\
@@ -119,8 +120,9 @@ def main():
                                        " destroys a " in text or
                                        " runs during capture when " in text))):
                     found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
-    # A capture left open may be labeled at its begin: a capture-left-open
-    # finding whose note names that begin finds it.
+    # A capture left open may be labeled at its begin, or at the throw in a
+    # callee that leaves it open: a capture-left-open finding whose note
+    # names that line finds it.
     left_open_begins = set()
     for entry in results:
         prefix = f"{entry['repo']}@{entry['commit']}:"
@@ -129,7 +131,8 @@ def main():
                 continue
             for note in finding.get("notes", []):
                 m = NOTE_RE.match(note)
-                if m and m.group("text").startswith("CUDA graph capture begins here"):
+                if m and (m.group("text").startswith("CUDA graph capture begins here")
+                          or m.group("text") == "it throws here"):
                     left_open_begins.add(prefix + f"{m.group('file')}:{m.group('line')}")
     in_scope = [(loc, label) for loc, ls in labels.items() for label in ls
                 if label["verdict"] == "HAZARD" and "[cross-file]" not in label["reason"]]
