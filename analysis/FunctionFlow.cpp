@@ -265,66 +265,6 @@ bool FlowEngine::alwaysFails(const FunctionDecl *FD) {
   return FailsCache[FD] = Fails;
 }
 
-/// Calls \p Fn on the statements of \p S that an exception thrown by
-/// them leaves \p S through: not in a try block, not in a lambda's body.
-static void forEachUncaught(const Stmt *S,
-                            llvm::function_ref<void(const Stmt *)> Fn) {
-  if (!S || isa<LambdaExpr>(S))
-    return;
-  if (const auto *Try = dyn_cast<CXXTryStmt>(S)) {
-    for (unsigned I = 0; I < Try->getNumHandlers(); ++I)
-      forEachUncaught(Try->getHandler(I)->getHandlerBlock(), Fn);
-    return;
-  }
-  Fn(S);
-  for (const Stmt *Child : S->children())
-    forEachUncaught(Child, Fn);
-}
-
-static const FunctionDecl *throwingDefinition(const FunctionDecl *FD,
-                                              const CodeClassifier &Code) {
-  const FunctionDecl *Def = FD ? FD->getDefinition() : nullptr;
-  if (!Def || !Def->getBody() || !Code.isUserLocation(Def->getLocation()))
-    return nullptr;
-  const auto *Proto = Def->getType()->getAs<FunctionProtoType>();
-  return Proto && Proto->canThrow() == CT_Cannot ? nullptr : Def;
-}
-
-const Stmt *FlowEngine::ownThrow(const FunctionDecl *Def) {
-  auto [It, Inserted] = OwnThrows.try_emplace(Def, nullptr);
-  if (!Inserted)
-    return It->second;
-  const Stmt *Found = nullptr;
-  forEachUncaught(Def->getBody(), [&](const Stmt *S) {
-    const auto *Throw = dyn_cast<CXXThrowExpr>(S);
-    if (!Found && Throw && Throw->getSubExpr() &&
-        !Throw->getBeginLoc().isMacroID())
-      Found = Throw;
-  });
-  return OwnThrows[Def] = Found;
-}
-
-const Stmt *FlowEngine::thrownBy(const FunctionDecl *FD) {
-  const FunctionDecl *Def = throwingDefinition(FD, Code);
-  if (!Def)
-    return nullptr;
-  if (const Stmt *Own = ownThrow(Def))
-    return Own;
-  // One call deeper: a helper that validates and throws.
-  const Stmt *Found = nullptr;
-  forEachUncaught(Def->getBody(), [&](const Stmt *S) {
-    const auto *Call = dyn_cast<CallExpr>(S);
-    if (Found || !Call ||
-        Code.sourceManager().isMacroBodyExpansion(Call->getBeginLoc()))
-      return;
-    if (const FunctionDecl *Inner =
-            throwingDefinition(Call->getDirectCallee(), Code);
-        Inner && Inner != Def)
-      Found = ownThrow(Inner);
-  });
-  return Found;
-}
-
 namespace {
 /// The global variables and fields that record open captures: functions
 /// calling a begin API add to them or increment them, and functions calling
@@ -1184,18 +1124,9 @@ public:
       return;
     const SourceManager &SM = E.Ctx.getSourceManager();
     forEachStmt(Body, [&](const Stmt *S) {
-      // The throw, or a call of a function of the project that throws
-      // (FlowEngine::thrownBy).
-      const Stmt *Throw = nullptr;
-      if (const auto *T = dyn_cast<CXXThrowExpr>(S);
-          T && T->getSubExpr() && !T->getBeginLoc().isMacroID())
-        Throw = T;
-      else if (const auto *Call = dyn_cast<CallExpr>(S);
-               Call && !SM.isMacroBodyExpansion(Call->getBeginLoc()) &&
-               E.eventOf(Call->getDirectCallee()) == CaptureEvent::None &&
-               E.thrownBy(Call->getDirectCallee()))
-        Throw = Call;
-      if (!Throw || insideTryBlock(Throw))
+      const auto *Throw = dyn_cast<CXXThrowExpr>(S);
+      if (!Throw || !Throw->getSubExpr() || Throw->getBeginLoc().isMacroID() ||
+          insideTryBlock(Throw))
         return;
       const CaptureState *State = F.stateAt(Throw);
       if (!State || State->StreamGuarded)

@@ -233,11 +233,6 @@ public:
   const StatusArms *statusArms(const FunctionDecl *Def);
   /// A call of \p FD fails in every capture mode (a host synchronization).
   bool alwaysFails(const FunctionDecl *FD);
-  /// A `throw` written out (not in a macro, not a rethrow, outside any try
-  /// block and lambda) in the body of \p FD, a function of the project's
-  /// code that may throw, or in the body of a function it calls so; null
-  /// when there is none.
-  const Stmt *thrownBy(const FunctionDecl *FD);
   /// Whether \p D (a global variable or a field) records open captures: a
   /// function of the project's code that calls a begin API also adds to it
   /// (insert, push_back, `reg[k] = v`) or increments it.
@@ -299,8 +294,6 @@ private:
   llvm::DenseMap<const FunctionDecl *, FunctionSummary> SummaryCache;
   llvm::DenseMap<const VarDecl *, bool> HolderCache;
   llvm::DenseMap<const FunctionDecl *, bool> FailsCache;
-  const Stmt *ownThrow(const FunctionDecl *Def);
-  llvm::DenseMap<const FunctionDecl *, const Stmt *> OwnThrows;
   llvm::DenseMap<const FunctionDecl *, std::unique_ptr<StatusArms>> ArmsCache;
   std::map<std::tuple<const FunctionDecl *, unsigned, std::string>,
            std::unique_ptr<FunctionFlow>>

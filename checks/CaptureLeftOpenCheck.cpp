@@ -54,33 +54,16 @@ void CaptureLeftOpenCheck::checkCapture(CaptureAnalysis &Analysis) {
     if (Group.Root->K == RegionRoot::Kind::Entry)
       H.Effect = "returns a failure before the end-capture call below it, "
                  "leaving open the capture its caller began";
-    const Stmt *First = nullptr;
-    for (const OpenReturn &O : Analysis.openReturns())
-      if (O.Function == Group.Function && O.Root == Group.Root &&
-          SM.getExpansionLoc(O.Return->getBeginLoc()) == Group.Locs.front())
-        First = O.Return;
-    // A throw, or a call of a function of the project that throws.
-    const auto *ThrowingCall = dyn_cast_or_null<CallExpr>(First);
-    const Stmt *Thrown =
-        ThrowingCall
-            ? Analysis.flows().thrownBy(ThrowingCall->getDirectCallee())
-            : nullptr;
-    std::string Lead = "this path";
-    if (isa_and_nonnull<CXXThrowExpr>(First))
+    bool Throws = llvm::any_of(Analysis.openReturns(), [&](const OpenReturn &O) {
+      return O.Function == Group.Function && O.Root == Group.Root &&
+             isa<CXXThrowExpr>(O.Return) &&
+             SM.getExpansionLoc(O.Return->getBeginLoc()) == Group.Locs.front();
+    });
+    if (Throws)
       H.Effect = "throws while the capture it began is still open";
-    if (Thrown) {
-      Lead = "'" + displayName(ThrowingCall->getDirectCallee()) + "'";
-      H.Effect = "can throw while this function's capture is still open";
-      H.Instead = H.TorchInstead =
-          "end the capture in a catch block (then rethrow) or in a guard's "
-          "destructor, or check the inputs before the capture begins";
-    }
-    if (!reportHazard(Analysis, H, Group.Locs.front(), SourceRange(), Lead,
-                      Group.Function, nullptr, Group.Root))
+    if (!reportHazard(Analysis, H, Group.Locs.front(), SourceRange(),
+                      "this path", Group.Function, nullptr, Group.Root))
       continue;
-    if (Thrown)
-      diag(SM.getExpansionLoc(Thrown->getBeginLoc()), "it throws here",
-           DiagnosticIDs::Note);
     for (SourceLocation Other : llvm::drop_begin(Group.Locs))
       diag(Other, "this path also returns with the capture open",
            DiagnosticIDs::Note);

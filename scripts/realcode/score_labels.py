@@ -14,11 +14,11 @@ single-translation-unit run cannot see them. The other exits of a capture
 left open, notes of the one warning at its first exit, count as found; so do
 the calls of a helper that holds a finding (the first note of its chain and
 the "is also called here" notes after it, constructions and destructions
-by the standard library included), the use of an event recorded
+by the standard library included; further calls of its chain for a label of
+the finding's check), the use of an event recorded
 into a capture that a capture-bound-event finding names ("uses the event
-here"), and the begin of a capture a capture-left-open finding names, or
-the throw in a callee it names ("it throws here"), for a capture-left-open
-label there.
+here"), and the begin of a capture a capture-left-open finding names, for
+a capture-left-open label there.
 
 Usage:
     python3 scripts/realcode/score_labels.py --results RESULTS.json \\
@@ -98,6 +98,7 @@ def main():
     # exits are notes of that warning ("this path also returns with the
     # capture open") and count as found.
     found_lines = {loc for loc, _ in findings}
+    chain_steps = set()
     for entry in results:
         prefix = f"{entry['repo']}@{entry['commit']}:"
         for finding in entry.get("findings", []):
@@ -120,9 +121,13 @@ def main():
                                        " destroys a " in text or
                                        " runs during capture when " in text))):
                     found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
-    # A capture left open may be labeled at its begin, or at the throw in a
-    # callee that leaves it open: a capture-left-open finding whose note
-    # names that line finds it.
+                # A call further up the chain finds a label of the same
+                # check there (the call through which the hazard is reached).
+                if m and " is called here " in text:
+                    chain_steps.add((prefix + f"{m.group('file')}:{m.group('line')}",
+                                     finding["check"]))
+    # A capture left open may be labeled at its begin: a capture-left-open
+    # finding whose note names that begin finds it.
     left_open_begins = set()
     for entry in results:
         prefix = f"{entry['repo']}@{entry['commit']}:"
@@ -131,13 +136,12 @@ def main():
                 continue
             for note in finding.get("notes", []):
                 m = NOTE_RE.match(note)
-                if m and (m.group("text").startswith("CUDA graph capture begins here")
-                          or m.group("text") == "it throws here"):
+                if m and m.group("text").startswith("CUDA graph capture begins here"):
                     left_open_begins.add(prefix + f"{m.group('file')}:{m.group('line')}")
     in_scope = [(loc, label) for loc, ls in labels.items() for label in ls
                 if label["verdict"] == "HAZARD" and "[cross-file]" not in label["reason"]]
     missed = [(loc, label) for loc, label in in_scope
-              if loc not in found_lines and
+              if loc not in found_lines and (loc, label["check"]) not in chain_steps and
               not (label["check"] == "cudagraph-capture-left-open" and loc in left_open_begins)]
 
     print(f"findings: {len(findings)} (TRUE {len(true)}, FALSE {len(false)}, unlabeled {len(unread)})")

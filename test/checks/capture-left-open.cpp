@@ -582,71 +582,17 @@ void throwsUnderGuard(cudaStream_t s) {
   cudaStreamEndCapture(s, &guard.g);
 }
 
-// Throws in functions called between begin and end.
-static void validate(int n) {
+// Negative: a throw in a function called between begin and end (input
+// validation a warm-up call has passed, or an error check like a macro's).
+static void validateCount(int n) {
   if (n <= 0)
     throw std::invalid_argument("n must be positive");
 }
 
-static void enqueueChecked(cudaStream_t s, int n) {
-  validate(n);
-  enqueueAll(s);
-}
-
-static void enqueueQuiet(cudaStream_t s, int n) noexcept {
-  if (n <= 0)
-    throw std::invalid_argument("n must be positive");
-  enqueueAll(s);
-}
-
-static void enqueueMacro(cudaStream_t s, int n) { THROW_IF(n <= 0); }
-
-static void enqueueHandled(cudaStream_t s, int n) {
-  try {
-    validate(n);
-  } catch (const std::exception &) {
-    return;
-  }
-  enqueueAll(s);
-}
-
-static void enqueueDeep(cudaStream_t s, int n) { enqueueChecked(s, n); }
-
-// Positive: the callee throws; the exception leaves with the stream
-// capturing. The throw may be one call deeper.
 void calleeThrows(cudaStream_t s, cudaGraph_t *g, int n) {
+  validateCount(n);
   cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-  validate(n);
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'validate' can throw while this function's capture is still open
-  // CHECK-MESSAGES: :[[@LINE-33]]:5: note: it throws here
-  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: CUDA graph capture begins here (global mode)
+  validateCount(n);
+  enqueueAll(s);
   cudaStreamEndCapture(s, g);
-}
-
-void helperCalleeThrows(cudaStream_t s, cudaGraph_t *g, int n) {
-  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-  enqueueChecked(s, n);
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'enqueueChecked' can throw while this function's capture is still open
-  // CHECK-MESSAGES: :[[@LINE-42]]:5: note: it throws here
-  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: CUDA graph capture begins here (global mode)
-  cudaStreamEndCapture(s, g);
-}
-
-// Negative: noexcept (a throw terminates), a macro's throw (fatal), a
-// callee that catches, a throw two calls deep, a call in a try block whose
-// handler ends the capture, a call after the end.
-void calleesThatDoNotLeave(cudaStream_t s, cudaGraph_t *g, int n) {
-  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-  enqueueQuiet(s, n);
-  enqueueMacro(s, n);
-  enqueueHandled(s, n);
-  enqueueDeep(s, n);
-  try {
-    enqueueChecked(s, n);
-  } catch (...) {
-    cudaStreamEndCapture(s, g);
-    throw;
-  }
-  cudaStreamEndCapture(s, g);
-  validate(n);
 }
