@@ -182,6 +182,145 @@ static llvm::DenseSet<const Decl *> persistentReads(const IfStmt *If) {
   return Persistent;
 }
 
+/// Whether \p S itself empties one of \p Decls: `c.clear()`, `p.reset()`,
+/// `p = nullptr`, `c = {}`.
+static bool isReset(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls) {
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
+    if (const CXXMethodDecl *M = MC->getMethodDecl();
+        M && M->getIdentifier() &&
+        llvm::all_of(MC->arguments(),
+                     [](const Expr *A) { return isa<CXXDefaultArgExpr>(A); }) &&
+        (M->getName() == "clear" || M->getName() == "reset") &&
+        MC->getImplicitObjectArgument() &&
+        !MC->getImplicitObjectArgument()->getType()->isPointerType() &&
+        denotesAny(MC->getImplicitObjectArgument(), Decls))
+      return true;
+  auto Empty = [](const Expr *E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *Ctor = dyn_cast<CXXConstructExpr>(E);
+        Ctor && Ctor->getNumArgs() == 1)
+      E = Ctor->getArg(0)->IgnoreParenImpCasts();
+    if (const auto *IL = dyn_cast<InitListExpr>(E))
+      return IL->getNumInits() == 0;
+    return isa<CXXNullPtrLiteralExpr>(E) || isa<GNUNullExpr>(E);
+  };
+  if (const auto *BO = dyn_cast<BinaryOperator>(S);
+      BO && BO->getOpcode() == BO_Assign && Empty(BO->getRHS()) &&
+      denotesAny(BO->getLHS(), Decls))
+    return true;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+      Op && Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
+      Empty(Op->getArg(1)) && denotesAny(Op->getArg(0), Decls))
+    return true;
+  return false;
+}
+
+/// The statements from \p S down to \p Target (both included), or false
+/// when \p Target is not inside \p S (lambdas are not entered).
+static bool pathTo(const Stmt *S, const Stmt *Target,
+                   llvm::SmallVectorImpl<const Stmt *> &Path) {
+  if (!S || isa<LambdaExpr>(S))
+    return false;
+  Path.push_back(S);
+  if (S == Target)
+    return true;
+  for (const Stmt *Child : S->children())
+    if (pathTo(Child, Target, Path))
+      return true;
+  Path.pop_back();
+  return false;
+}
+
+/// Whether every way from the start of \p Body to \p Later passes \p Earlier
+/// first, as far as the structure shows: whatever branch or loop holds
+/// \p Earlier also holds \p Later, or is an `if` on the same
+/// side-effect-free condition taken the same way (`if (k == 0) { clear(); }
+/// ... if (k == 0) { refill(); }`).
+static bool passesFirst(const Stmt *Body, const Stmt *Earlier,
+                        const Stmt *Later, const ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!SM.isBeforeInTranslationUnit(Earlier->getEndLoc(), Later->getBeginLoc()))
+    return false;
+  llvm::SmallVector<const Stmt *, 16> To, From;
+  if (!pathTo(Body, Earlier, From) || !pathTo(Body, Later, To))
+    return false;
+  auto Facts = [&](const IfStmt *If, bool Then) {
+    llvm::SmallVector<GuardFact, 4> Out;
+    if (!If->getInit() && !If->getConditionVariable())
+      guardFacts(If->getCond(), Then, Ctx, Out, nullptr);
+    return Out;
+  };
+  auto SameFacts = [](llvm::ArrayRef<GuardFact> A, llvm::ArrayRef<GuardFact> B) {
+    if (A.empty() || A.size() != B.size())
+      return false;
+    for (size_t I = 0; I < A.size(); ++I)
+      if (A[I].Atom != B[I].Atom || A[I].Value != B[I].Value)
+        return false;
+    return true;
+  };
+  for (size_t I = 0; I + 1 < From.size(); ++I) {
+    const Stmt *Node = From[I], *Child = From[I + 1];
+    const auto *It = llvm::find(To, Node);
+    bool Shared = It != To.end();
+    if (Shared && It + 1 != To.end() && *(It + 1) == Child)
+      continue; // the same arm, the same loop body
+    // Whether Child runs every time Node does.
+    bool Always = true;
+    const auto *If = dyn_cast<IfStmt>(Node);
+    if (If)
+      Always = Child != If->getThen() && Child != If->getElse();
+    else if (const auto *For = dyn_cast<ForStmt>(Node))
+      Always = Child == For->getInit() || Child == For->getCond();
+    else if (isa<WhileStmt>(Node) || isa<CXXForRangeStmt>(Node) ||
+             isa<SwitchStmt>(Node) || isa<CXXCatchStmt>(Node))
+      Always = false;
+    else if (const auto *Try = dyn_cast<CXXTryStmt>(Node))
+      Always = Child == Try->getTryBlock();
+    else if (const auto *CO = dyn_cast<ConditionalOperator>(Node))
+      Always = Child == CO->getCond();
+    else if (const auto *BO = dyn_cast<BinaryOperator>(Node);
+             BO && BO->isLogicalOp())
+      Always = Child == BO->getLHS();
+    if (Always)
+      continue;
+    // An arm not shared with Later: Later must sit in an arm of an `if` on
+    // the same condition, taken the same way.
+    if (!If || Shared)
+      return false;
+    auto Mine = Facts(If, Child == If->getThen());
+    bool Matched = false;
+    for (size_t J = 0; J + 1 < To.size() && !Matched; ++J)
+      if (const auto *Other = dyn_cast<IfStmt>(To[J]);
+          Other && Other != If &&
+          (To[J + 1] == Other->getThen() || To[J + 1] == Other->getElse()))
+        Matched = SameFacts(Mine, Facts(Other, To[J + 1] == Other->getThen()));
+    if (!Matched)
+      return false;
+  }
+  return true;
+}
+
+/// Whether, in \p FD, a statement that every way to \p If passes first
+/// empties what \p If's condition reads: the warm-up's first use is undone
+/// on every call (`cache_.clear(); ... if (!cache_[i]) cache_[i] = make();`).
+static bool emptiedBefore(const FunctionDecl *FD, const IfStmt *If,
+                          const llvm::DenseSet<const Decl *> &Reads) {
+  bool Found = false;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+    if (Found || !S || isa<LambdaExpr>(S) || S == If)
+      return;
+    if (isReset(S, Reads) &&
+        passesFirst(FD->getBody(), S, If, FD->getASTContext())) {
+      Found = true;
+      return;
+    }
+    for (const Stmt *Child : S->children())
+      Walk(Child);
+  };
+  Walk(FD->getBody());
+  return Found;
+}
+
 //===----------------------------------------------------------------------===//
 // Cache misses
 //===----------------------------------------------------------------------===//
@@ -392,12 +531,15 @@ void WarmUpModel::coldArms(const FunctionDecl *FD,
     if (const auto *If = dyn_cast<IfStmt>(S)) {
       llvm::DenseSet<const Decl *> Reads = persistentReads(If);
       bool FirstUse = false;
+      // What the condition reads is emptied on the way to it on every
+      // call: the warm-up's fill does not last, and its arms run again.
+      bool Emptied = !Reads.empty() && emptiedBefore(FD, If, Reads);
       for (const Stmt *Arm : {If->getThen(), If->getElse()})
-        if (Arm && !Reads.empty() && writesAny(Arm, Reads)) {
+        if (Arm && !Emptied && !Reads.empty() && writesAny(Arm, Reads)) {
           MarkCold({Arm});
           FirstUse = true;
         }
-      if (!FirstUse) {
+      if (!FirstUse && !Emptied) {
         llvm::SmallVector<const Stmt *, 1> Else;
         if (If->getElse())
           Else.push_back(If->getElse());
