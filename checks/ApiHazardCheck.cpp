@@ -40,6 +40,10 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
   const Hazard *H = matchHazard(Analysis.code(), Hazards, Site.Site, Where);
   if (!H || Analysis.choosesSafeForm(Site, *H))
     return;
+  // The runtime entry's name without a version suffix (`_v2`, `_ptsz`), as
+  // the catalog's per-mode lists spell it.
+  StringRef ApiName =
+      stripCudaApiSuffix(Analysis.code().nameOf(Site.Site.Callee));
   // On another thread only the calls a global-mode capture prohibits from
   // every thread matter (the catalog's measured list: syncs, queries,
   // allocation, graph destruction); graph launches, eager copies and
@@ -47,8 +51,7 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
   if (OtherThread &&
       ((H->Kind != HazardKind::Callee &&
         H->Kind != HazardKind::UncapturedStream) ||
-       !H->failsOnOtherThread(
-           stripCudaApiSuffix(Analysis.code().nameOf(Site.Site.Callee)))))
+       !H->failsOnOtherThread(ApiName)))
     return;
   // A call naming a stream that is not capturing, beside captures of other
   // streams this function began: a graph launch there runs eagerly (what
@@ -63,8 +66,7 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
                                               : nullptr) &&
                     Analysis.onIdleStream(Call, Site.Ctx);
   if (IdleStream &&
-      (!H->failsOnOtherThread(
-           stripCudaApiSuffix(Analysis.code().nameOf(Site.Site.Callee))) ||
+      (!H->failsOnOtherThread(ApiName) ||
        (Site.Ctx.Modes & ~ModeRelaxed) == 0))
     return;
   const Reach *Via = nullptr;
@@ -84,9 +86,7 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
   const Stmt *Anchor = Via ? Via->Site.S : Site.Site.S;
   SourceRange Range = Anchor ? Anchor->getSourceRange() : SourceRange();
   if (OtherThread) {
-    bool Relaxed = H->allowedInAll(
-        ModeRelaxed,
-        stripCudaApiSuffix(Analysis.code().nameOf(Site.Site.Callee)));
+    bool Relaxed = H->allowedInAll(ModeRelaxed, ApiName);
     if (!reportOtherThread(Analysis, *H, Loc, Range, Lead, Relaxed,
                            Via ? Via->Parent : Site.Ctx.Chain, Site.Ctx.Root))
       return;

@@ -94,6 +94,9 @@ protected:
   /// CUDA_API_PER_THREAD_DEFAULT_STREAM defined).
   bool perThreadDefaultStream() const;
 
+  /// How many other call sites a note list shows (MaxCallSiteNotes).
+  unsigned maxCallSiteNotes() const { return MaxCallSiteNotes; }
+
 private:
   /// Whether a finding of \p H at \p Loc passes the filters (see
   /// FindingLog.h); logs it when it does.

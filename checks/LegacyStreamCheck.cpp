@@ -204,13 +204,47 @@ void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
                       "'" + displayName(Callee) + "'", Root.Owner, nullptr,
                       &Root))
       continue;
-    if (LeftBy)
-      diag(Analysis.visibleLoc(LeftBy->getBeginLoc()),
-           "'%0' is the default stream on the path through this test, whose "
-           "branch does not assign it",
-           DiagnosticIDs::Note)
-          << StreamVar->getName();
+    if (!LeftBy)
+      continue;
+    diag(Analysis.visibleLoc(LeftBy->getBeginLoc()),
+         "'%0' is the default stream on the path through this test, whose "
+         "branch does not assign it",
+         DiagnosticIDs::Note)
+        << StreamVar->getName();
+    noteEagerWork(Analysis, Root, StreamVar);
   }
+}
+
+void LegacyStreamCheck::noteEagerWork(CaptureAnalysis &Analysis,
+                                      const RegionRoot &Root,
+                                      const VarDecl *Stream) {
+  // On the path where the begin names the legacy stream no capture starts,
+  // and the work the region meant to record on that stream runs eagerly.
+  const SourceManager &SM = Analysis.context().getSourceManager();
+  llvm::SmallVector<const CallExpr *, 8> Work;
+  for (const CapturedSite &Site : Analysis.sites()) {
+    const auto *Call = dyn_cast_or_null<CallExpr>(Site.Site.S);
+    if (!Call || Site.Ctx.Root != &Root || Site.Ctx.Chain ||
+        Site.Function != Root.Owner || namedStream(Call) != Stream ||
+        llvm::is_contained(Work, Call))
+      continue;
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (Callee && Callee->getIdentifier() &&
+        Callee->getName().contains("Captur"))
+      continue; // the end of the region, a status query
+    Work.push_back(Call);
+  }
+  llvm::sort(Work, [&](const CallExpr *A, const CallExpr *B) {
+    return SM.isBeforeInTranslationUnit(A->getBeginLoc(), B->getBeginLoc());
+  });
+  if (Work.size() > maxCallSiteNotes())
+    Work.resize(maxCallSiteNotes());
+  for (const CallExpr *Call : Work)
+    diag(Analysis.visibleLoc(Call->getBeginLoc()),
+         "on that path this work on '%0' runs eagerly on the legacy stream "
+         "and is missing from the graph",
+         DiagnosticIDs::Note)
+        << Stream->getName();
 }
 
 } // namespace clang::tidy::cudagraph

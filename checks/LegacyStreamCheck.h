@@ -36,6 +36,10 @@ private:
   /// begin: the begin runs on the default stream on that path. Null: none.
   const IfStmt *leftDefaultBy(const FunctionDecl *Owner, const Stmt *Begin,
                               const VarDecl *Stream);
+  /// Notes the calls of \p Root's region (in its own function) that name
+  /// \p Stream: where the begin names the legacy stream they run eagerly.
+  void noteEagerWork(CaptureAnalysis &Analysis, const RegionRoot &Root,
+                     const VarDecl *Stream);
 };
 
 } // namespace clang::tidy::cudagraph

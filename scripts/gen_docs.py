@@ -116,9 +116,13 @@ def allowed_note(h):
         notes.append("waits on every stream: a capture-status test of one stream does not cover it")
     for names in h["other_thread"]:
         what = ", ".join("`%s`" % n for n in names) if names else "it"
-        notes.append("%s fails on other threads too during a global-mode capture, and on "
-                     "a stream that is not capturing beside a global or thread-local "
-                     "capture of the same thread" % what)
+        # A device-wide wait names no stream; the idle-stream rule is about
+        # calls that name one.
+        idle = ("" if h["device_wide"] else
+                ", and, where the call names a stream, on a stream that is not "
+                "capturing beside a global or thread-local capture of the same thread")
+        notes.append("%s fails on other threads too during a global-mode capture%s"
+                     % (what, idle))
     if h["cached_resource"]:
         notes.append("a cached resource: in code warmed up before the capture, the miss path "
                      "of a cache of it is not reported")

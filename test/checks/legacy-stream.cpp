@@ -248,11 +248,14 @@ struct Runner {
 };
 
 // The fallback for "no stream set" drops the new stream (the result of the
-// getter is discarded): on that path the capture begins on stream 0.
+// getter is discarded): on that path the capture begins on stream 0, and the
+// work the region meant to record on that stream runs eagerly (a note each;
+// not the work on another stream, nor the end).
 cudaStream_t solverStream();
 cudaStream_t makeStream(int);
 extern bool allowGraph;
-void solveCaptured(float *d) {
+__global__ void relax(float *d);
+void solveCaptured(float *d, cudaStream_t copies) {
   bool localStream = false;
   cudaStream_t stream = solverStream();
   if (stream == 0) {
@@ -265,7 +268,13 @@ void solveCaptured(float *d) {
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamBeginCapture' may begin capture on the default stream: the legacy stream cannot be captured
     // CHECK-MESSAGES: :[[@LINE-8]]:3: note: 'stream' is the default stream on the path through this test, whose branch does not assign it
     cudaMemsetAsync(d, 0, 4, stream);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: on that path this work on 'stream' runs eagerly on the legacy stream and is missing from the graph
+    relax<<<1, 32, 0, stream>>>(d);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: on that path this work on 'stream' runs eagerly on the legacy stream and is missing from the graph
+    cudaMemsetAsync(d, 0, 4, copies);
+    // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{[0-9]+}}: note: on that path
     cudaStreamEndCapture(stream, &graph);
+    // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{[0-9]+}}: note: on that path
   }
 }
 // Negatives: the fallback assigns the stream, leaves, or a later exit (or
