@@ -2,6 +2,7 @@
 
 #include "WarmUp.h"
 #include "CaptureApis.h"
+#include "FunctionFlow.h"
 #include "HazardCatalog.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
@@ -305,19 +306,13 @@ static bool passesFirst(const Stmt *Body, const Stmt *Earlier,
 /// on every call (`cache_.clear(); ... if (!cache_[i]) cache_[i] = make();`).
 static bool emptiedBefore(const FunctionDecl *FD, const IfStmt *If,
                           const llvm::DenseSet<const Decl *> &Reads) {
+  // A reset inside the test itself comes after its start: passesFirst
+  // leaves it out.
   bool Found = false;
-  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
-    if (Found || !S || isa<LambdaExpr>(S) || S == If)
-      return;
-    if (isReset(S, Reads) &&
-        passesFirst(FD->getBody(), S, If, FD->getASTContext())) {
-      Found = true;
-      return;
-    }
-    for (const Stmt *Child : S->children())
-      Walk(Child);
-  };
-  Walk(FD->getBody());
+  forEachStmt(FD->getBody(), [&](const Stmt *S) {
+    Found = Found || (isReset(S, Reads) &&
+                      passesFirst(FD->getBody(), S, If, FD->getASTContext()));
+  });
   return Found;
 }
 
