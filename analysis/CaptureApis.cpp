@@ -253,22 +253,30 @@ static bool isGraphOutType(QualType T) {
   return RD && RD->getName() == "CUgraph_st";
 }
 
-bool hasEndCaptureShape(const FunctionDecl *FD) {
+bool hasCaptureStatusOutput(const FunctionDecl *FD) {
   if (!FD)
     return false;
-  bool Stream = false, Graph = false;
   for (const ParmVarDecl *P : FD->parameters()) {
-    Stream |= isStreamType(P->getType());
-    Graph |= isGraphOutType(P->getType());
-    // A capture-status output is a query's (a wrapper of
-    // cuStreamGetCaptureInfo hands out the graph being captured).
     QualType T = P->getType();
     if (T->isPointerType() || T->isReferenceType())
       if (const auto *ET = T->getPointeeType()
                                .getCanonicalType()
                                ->getAs<EnumType>();
           ET && ET->getDecl()->getName().contains("CaptureStatus"))
-        return false;
+        return true;
+  }
+  return false;
+}
+
+bool hasEndCaptureShape(const FunctionDecl *FD) {
+  // A capture-status output is a query's (a wrapper of
+  // cuStreamGetCaptureInfo hands out the graph being captured).
+  if (!FD || hasCaptureStatusOutput(FD))
+    return false;
+  bool Stream = false, Graph = false;
+  for (const ParmVarDecl *P : FD->parameters()) {
+    Stream |= isStreamType(P->getType());
+    Graph |= isGraphOutType(P->getType());
   }
   return Stream && Graph;
 }

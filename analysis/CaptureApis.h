@@ -105,6 +105,11 @@ CaptureTest flip(CaptureTest T);
 /// reference to one.
 bool isStreamType(QualType T);
 
+/// Whether \p FD hands out a capture status (a pointer or reference
+/// to a `...CaptureStatus` enum), as cudaStreamIsCapturing and
+/// cudaStreamGetCaptureInfo do.
+bool hasCaptureStatusOutput(const FunctionDecl *FD);
+
 /// Whether \p FD has the shape of an end-capture call: a stream parameter
 /// and a graph handle (cudaGraph_t, CUgraph) it writes, by pointer or by
 /// non-const reference, like `cudaStreamEndCapture(stream, &graph)`, and

@@ -229,8 +229,8 @@ void LegacyStreamCheck::noteEagerWork(CaptureAnalysis &Analysis,
         llvm::is_contained(Work, Call))
       continue;
     const FunctionDecl *Callee = Call->getDirectCallee();
-    if (Callee && Callee->getIdentifier() &&
-        Callee->getName().contains("Captur"))
+    if (Analysis.flows().eventOf(Callee) != CaptureEvent::None ||
+        hasCaptureStatusOutput(Callee))
       continue; // the end of the region, a status query
     Work.push_back(Call);
   }

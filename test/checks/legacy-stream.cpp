@@ -273,6 +273,9 @@ void solveCaptured(float *d, cudaStream_t copies) {
     // CHECK-MESSAGES: :[[@LINE-1]]:5: note: on that path this work on 'stream' runs eagerly on the legacy stream and is missing from the graph
     cudaMemsetAsync(d, 0, 4, copies);
     // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{[0-9]+}}: note: on that path
+    cudaStreamCaptureStatus status;
+    cudaStreamIsCapturing(stream, &status);
+    // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{[0-9]+}}: note: on that path
     cudaStreamEndCapture(stream, &graph);
     // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{[0-9]+}}: note: on that path
   }
