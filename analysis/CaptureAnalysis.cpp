@@ -101,10 +101,7 @@ CaptureContext CapturedScope::resolve(const CaptureState &State) const {
   C.StreamGuarded = State.StreamGuarded;
   bool StreamsKnown = true;
   for (const RegionRoot *R : State.Roots) {
-    const Decl *Stream = R->K == RegionRoot::Kind::BeginApi && R->Owner ==
-                                 Function
-                             ? namedStream(R->Call)
-                             : nullptr;
+    const Decl *Stream = R->Owner == Function ? R->beginStream() : nullptr;
     if (!Stream)
       StreamsKnown = false;
     else if (!llvm::is_contained(C.Streams, Stream))

@@ -92,6 +92,10 @@ llvm::ArrayRef<CallSite> FlowEngine::callsIn(const FunctionDecl *FD) {
   return CallsCache[FD] = std::move(Calls);
 }
 
+const Decl *RegionRoot::beginStream() const {
+  return K == Kind::BeginApi ? namedStream(Call) : nullptr;
+}
+
 CaptureEvent FlowEngine::eventOf(const FunctionDecl *Callee) {
   if (!Callee)
     return CaptureEvent::None;
@@ -1749,7 +1753,7 @@ private:
       // Captures open on other streams stay open beside this one.
       if (const Decl *Stream = namedStream(St))
         for (const RegionRoot *R : S.Roots)
-          if (const Decl *Other = beginStream(*R); Other && Other != Stream)
+          if (const Decl *Other = R->beginStream(); Other && Other != Stream)
             keepOpen(S, R, Open);
       return Open;
     }
@@ -1778,18 +1782,14 @@ private:
       // different streams ends that one only.
       const Decl *Stream = namedStream(St);
       if (Stream && llvm::any_of(S.Roots, [&](const RegionRoot *R) {
-            return beginStream(*R) == Stream;
+            return R->beginStream() == Stream;
           }))
         for (const RegionRoot *R : S.Roots)
-          if (const Decl *Other = beginStream(*R); Other && Other != Stream)
+          if (const Decl *Other = R->beginStream(); Other && Other != Stream)
             keepOpen(S, R, After);
       return After;
     }
     return S;
-  }
-
-  static const Decl *beginStream(const RegionRoot &R) {
-    return R.K == RegionRoot::Kind::BeginApi ? namedStream(R.Call) : nullptr;
   }
 
   /// Adds \p R, open in \p From, and the facts learned under it to \p Into.
@@ -1874,7 +1874,7 @@ private:
       bool FailedWrapper =
           Wrapper && returnedStatus(Return) == Status::Failure;
       // The function ends captures on other streams, never this one's.
-      const Decl *Stream = beginStream(*Root);
+      const Decl *Stream = Root->beginStream();
       bool NeverEnded = Stream && !EndStreams.empty() &&
                         llvm::all_of(EndStreams, [&](const Decl *D) {
                           return D && D != Stream;

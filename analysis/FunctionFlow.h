@@ -79,6 +79,10 @@ struct RegionRoot {
   /// unchanged since: not null while the capture stays open and they are
   /// not assigned (`if (capturing && slot) end(s);` ends it).
   llvm::SmallVector<const VarDecl *, 1> NonNull;
+
+  /// The stream a begin call names as a variable or field (namedStream), or
+  /// null (not a begin call, or a stream the unit cannot tell apart).
+  const Decl *beginStream() const;
 };
 
 /// The capture state at a program point.
