@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/confirmation.md: one row per fixture region with the static
-verdict (findings inside the region's lines) next to the GPU's (the probe's
+verdict (findings inside the region's lines, or else findings in helpers
+whose call chain passes through them) next to the GPU's (the probe's
 verdict and the harness's root cause), and whether they agree.
 
     confirmation-table.py --results DIR --fixes F.yaml [--fixes ...]
@@ -79,6 +80,13 @@ def gpu_detail(region, verdict, events, matcher):
     return text.strip(), site_line
 
 
+def in_region(location, region, matcher):
+    """Whether a finding or note lies inside the region's lines."""
+    line = location.get("line")
+    return bool(line) and matcher.same(location.get("file"), region["file"]) \
+        and any(a <= line <= b for a, b in region["spans"])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--results", required=True)
@@ -110,6 +118,8 @@ def main():
     known = join_mod.Known(known_entries, matcher)
     report_dir = os.path.join(args.results, "fixtures", "reports")
 
+    helper_findings = [f for f in findings
+                       if not any(in_region(f, r, matcher) for r in regions)]
     rows, python_rows, notes = [], [], []
     agree_count = explained = 0
     for region in regions:
@@ -130,11 +140,17 @@ def main():
             python_rows.append("| `%s` | %s | %s |" % (region["name"], region["hazard"],
                                                        cell(gpu_text)))
             continue
-        inside = [f for f in findings if f["line"] and matcher.same(f["file"], region["file"])
-                  and any(a <= f["line"] <= b for a, b in region["spans"])]
+        inside = [(f, f["line"]) for f in findings if in_region(f, region, matcher)]
+        if not inside:
+            # Reached from the region: a finding in a helper (outside every
+            # region) whose call chain (a note) passes through its lines.
+            inside = [(f, note["line"]) for f in helper_findings for note in f["notes"]
+                      if in_region(note, region, matcher)]
         if inside:
-            static_text = ", ".join(sorted({"%s @%d" % (f["check"].replace("cudagraph-", ""),
-                                                        f["line"]) for f in inside}))
+            static_text = ", ".join(sorted({
+                "%s @%d%s" % (f["check"].replace("cudagraph-", ""), f["line"],
+                              "" if via == f["line"] else " (via @%d)" % via)
+                for f, via in inside}))
         elif any(matcher.same(e["file"], region["file"]) for e in compile_errors):
             static_text = "no finding (file did not compile against the stubs)"
         else:
