@@ -144,8 +144,11 @@ def main():
         if not inside:
             # Reached from the region: a finding in a helper (outside every
             # region) whose call chain (a note) passes through its lines.
-            inside = [(f, note["line"]) for f in helper_findings for note in f["notes"]
-                      if in_region(note, region, matcher)]
+            # The first such note: the call into the helper.
+            inside = [(f, next(n["line"] for n in f["notes"]
+                               if in_region(n, region, matcher)))
+                      for f in helper_findings
+                      if any(in_region(n, region, matcher) for n in f["notes"])]
         if inside:
             static_text = ", ".join(sorted({
                 "%s @%d%s" % (f["check"].replace("cudagraph-", ""), f["line"],
@@ -216,8 +219,9 @@ def main():
                       s["findings"], s["confirmed"], s["not_reproduced"],
                       s["not_reproduced_explained"], s["not_reached"], s["unpredicted"],
                       s["unpredicted_explained"])]
-    lines += ["", "In the static column, `check @line` is a finding and its line; in the "
-              "gpu column, `@line` is the line the harness named as the root cause (or "
+    lines += ["", "In the static column, `check @line` is a finding and its line (with "
+              "`(via @line)`, a finding in a helper outside the region, and the region's "
+              "call that reaches it); in the gpu column, `@line` is the line the harness named as the root cause (or "
               "the escaping call) in the same file.", "",
               "| fixture | check | static | gpu | agree |",
               "|---|---|---|---|---|"] + rows

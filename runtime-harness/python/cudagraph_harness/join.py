@@ -122,6 +122,14 @@ def join(findings, reports, catalog, matcher, known):
         hits = [e for e in failures
                 if any(matcher.same(finding["file"], f) and l == finding["line"]
                        for f, l in reports_mod.locations(e))]
+        if not hits and finding.get("api"):
+            # A finding in a helper or destructor the compiler inlined: the
+            # GPU names a call of its chain (a note), with the same API.
+            chain = [(n["file"], n["line"]) for n in finding.get("notes") or []
+                     if n.get("line")]
+            hits = [e for e in failures if e.get("api") == finding["api"]
+                    and any(matcher.same(nf, f) and nl == l for nf, nl in chain
+                            for f, l in reports_mod.locations(e))]
         if hits:
             hits.sort(key=_rank)
             result.update(status="confirmed", evidence=hits[0],
