@@ -137,8 +137,22 @@ def join(findings, reports, catalog, matcher, known):
             matched.update(id(e) for e in hits)
             results.append(result)
             continue
-        containing = [s for s in spans if matcher.same(finding["file"], s[0])
-                      and s[1] <= finding["line"] <= s[2]]
+        def spans_at(path, line):
+            return [s for s in spans if matcher.same(path, s[0]) and s[1] <= line <= s[2]]
+        # A finding in a helper outside every capture: the capture its chain
+        # (the first note inside one) passes through. Frozen host state is
+        # reported after the capture, where it changes; its notes point at
+        # the captured reads, and its evidence is a divergence (below).
+        line = finding["line"]
+        containing = spans_at(finding["file"], line)
+        hazard = catalog.hazard(finding.get("hazard") or "")
+        frozen = bool(hazard) and hazard["gpu_verdict"] == "SilentFrozen"
+        for note in finding.get("notes") or []:
+            if containing or frozen:
+                break
+            if note.get("line"):
+                containing = spans_at(note["file"], note["line"])
+                line = note["line"]
         for path, first, last, key, entry in containing:
             region = entry["begin"].get("region")
             result["region"] = region
@@ -149,7 +163,7 @@ def join(findings, reports, catalog, matcher, known):
                 break
             earlier = [e for e in reports.capture_failures(key)
                        if e.get("site") and matcher.same(e["site"]["file"], path)
-                       and e["site"]["line"] < finding["line"]]
+                       and e["site"]["line"] < line]
             if earlier:
                 result.update(status="not_reached", evidence=earlier[0],
                               reason="the capture failed earlier, at line %d"
