@@ -355,6 +355,11 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
     return; // only device-wide waits matter there, and they are calls here
   if (isCaptureSafe(Def) || runsOnDeviceOnly(Def))
     return; // device code makes no host call
+  // Python captures models, not benchmarks: a function that times its own
+  // work on every call (cudaEventElapsedTime) cannot run captured, so the
+  // op that reaches it is run eagerly (`benchmark_*` bindings).
+  if (isOpRoot(C.Root) && timesItsWork(Def))
+    return;
   if (!Args.empty() && !Reached.count({Def, C.Modes, Args.key()}) &&
       Variants[{Def, C.Modes}] >= MaxBindingVariants)
     Args = Bindings();
@@ -510,6 +515,40 @@ bool CaptureAnalysis::isCaptureSafe(const FunctionDecl *FD) {
       if (A->getAnnotation() == "cudagraph::capture_safe")
         return true;
   return !SafePatterns.empty() && SafePatterns.matches(Code.nameOf(FD));
+}
+
+bool CaptureAnalysis::isOpRoot(const RegionRoot *Root) {
+  return Root && (Root->K == RegionRoot::Kind::OpEntry ||
+                  (Root->K == RegionRoot::Kind::CrossFile && Root->Cross &&
+                   Root->Cross->OpRoot));
+}
+
+/// Whether \p S, run from its start, calls an elapsed-time API outside any
+/// branch (loops are fine: a timing loop runs its body).
+static bool timesUnconditionally(const Stmt *S) {
+  if (!S || isa<LambdaExpr>(S) || isa<IfStmt>(S) || isa<SwitchStmt>(S) ||
+      isa<AbstractConditionalOperator>(S) || isa<CXXCatchStmt>(S))
+    return false;
+  if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isLogicalOp())
+    return timesUnconditionally(BO->getLHS());
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = Call->getDirectCallee();
+        FD && FD->getIdentifier()) {
+      llvm::StringRef Name = stripCudaApiSuffix(FD->getName());
+      if (Name == "cudaEventElapsedTime" || Name == "cuEventElapsedTime")
+        return true;
+    }
+  for (const Stmt *Child : S->children())
+    if (timesUnconditionally(Child))
+      return true;
+  return false;
+}
+
+bool CaptureAnalysis::timesItsWork(const FunctionDecl *Def) {
+  auto [It, Inserted] = TimesWork.try_emplace(Def, false);
+  if (Inserted)
+    It->second = Def->getBody() && timesUnconditionally(Def->getBody());
+  return It->second;
 }
 
 bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,

@@ -309,6 +309,13 @@ private:
   /// Whether the function holding \p Root's begin (or the begin wrapper)
   /// calls \p Def before the capture begins.
   bool warmedUpBefore(const RegionRoot *Root, const FunctionDecl *Def);
+  /// A registered op or binding (here or, through the index, in another
+  /// unit): Python may capture it, or may not.
+  static bool isOpRoot(const RegionRoot *Root);
+  /// Whether \p Def times its own work on every call (an elapsed-time
+  /// query outside any branch): a benchmark, never captured.
+  bool timesItsWork(const FunctionDecl *Def);
+  llvm::DenseMap<const FunctionDecl *, bool> TimesWork;
   /// Whether \p FD runs, through any chain of calls, from a call the
   /// function holding \p Root's begin makes before the begin (so a static
   /// local's initializer in it has run when the capture begins).

@@ -33,6 +33,7 @@ Usage:
     python3 scripts/realcode/run.py [-j 2] [--tool BIN] [--only SUBSTR]
     python3 scripts/realcode/run.py --triage scripts/realcode/triage.txt
     python3 scripts/realcode/run.py --triage FILE --no-run   # score the last results.json
+    python3 scripts/realcode/run.py --corpus LIST --parse-only  # compiler errors only (blind sets)
 """
 
 import argparse
@@ -55,6 +56,9 @@ DEFAULT_TOOL = os.path.join(ROOT, "build", "bin", "cudagraph-tidy")
 DEFAULT_CACHE = "/tmp/cudagraph-realcode"
 DEFAULT_MIRRORS = "/work/.mirror"
 CHECKS = "-*,cudagraph-*"
+# Every check off (the cudagraph ones stay on unless a pattern names them):
+# only compiler errors, for building blind sets.
+PARSE_ONLY_CHECKS = "-*,-cudagraph-*"
 
 ENTRY_RE = re.compile(
     r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@(?P<commit>[0-9a-fA-F]{40}):(?P<path>\S+)$")
@@ -324,9 +328,14 @@ def build_command(args, entry, root):
     header_filter = "^" + re.escape(root + "/")
     # --config keeps a .clang-tidy of the fetched project (WarningsAsErrors, its own
     # checks and options) out of the run.
-    config = json.dumps({"Checks": CHECKS, "HeaderFilterRegex": header_filter})
-    cmd = [args.tool, "--checks=" + CHECKS, "--config=" + config,
-           "--header-filter=" + header_filter, src, "--"] + flags
+    parse_only = getattr(args, "parse_only", False)
+    checks = PARSE_ONLY_CHECKS if parse_only else CHECKS
+    config = json.dumps({"Checks": checks, "HeaderFilterRegex": header_filter})
+    cmd = [args.tool, "--checks=" + checks, "--config=" + config,
+           "--header-filter=" + header_filter]
+    if parse_only:
+        cmd.append("--allow-no-checks")
+    cmd += [src, "--"] + flags
     return cmd, None
 
 
@@ -529,6 +538,8 @@ def main():
     ap.add_argument("--triage", help="triage file to score the findings against")
     ap.add_argument("--no-run", action="store_true", help="reuse the results JSON; only score")
     ap.add_argument("--print-commands", action="store_true")
+    ap.add_argument("--parse-only", action="store_true",
+                    help="every check off: report compiler errors only (blind labeling)")
     args = ap.parse_args()
     output = args.output or os.path.join(args.cache, "results.json")
 

@@ -254,5 +254,55 @@ TORCH_LIBRARY_FRAGMENT(cache, m) {
   m.impl("planned", torch::kCUDA, &planned);
 }
 
+// A binding that times its own work on every call cannot run captured (the
+// elapsed-time query needs completed events): a benchmark Python runs
+// eagerly. Not a root, nor what it reaches.
+static void timed_pass(at::Tensor x, float *scratch) {
+  cudaMalloc(&scratch, 64);
+  // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{.*}}warning
+  scale_kernel<<<1, 32>>>(x.data_ptr<float>(), 2.f, 32);
+  // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{.*}}warning
+}
+void benchmark_scale(at::Tensor x, int64_t runs) {
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  float total = 0.f;
+  for (int64_t i = 0; i < runs; ++i) {
+    cudaEventRecord(start);
+    timed_pass(x, nullptr);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{.*}}warning
+    float ms = 0.f;
+    cudaEventElapsedTime(&ms, start, stop);
+    total += ms;
+  }
+}
+// Timing behind an option: the op runs captured when it is off.
+void scale_profiled(at::Tensor x, bool profile) {
+  cudaEvent_t start, stop;
+  if (profile) {
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    cudaEventRecord(start);
+  }
+  scale_kernel<<<1, 32>>>(x.data_ptr<float>(), 2.f, 32);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'scale_kernel' sends work to the legacy default stream during CUDA graph capture
+  // CHECK-MESSAGES: :[[@LINE+12]]:5: note: 'scale_profiled' is registered here as Python binding 'scale_profiled'
+  if (profile) {
+    float ms = 0.f;
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaEventSynchronize' blocks the host until an event completes during CUDA graph capture
+    cudaEventElapsedTime(&ms, start, stop);
+  }
+}
+
+PYBIND11_MODULE(benchext, m) {
+  m.def("benchmark_scale", &benchmark_scale);
+  m.def("scale_profiled", &scale_profiled);
+}
+
 // CHECK-NARROW-NOT: warning:
 // CHECK-OFF-NOT: warning:
