@@ -534,8 +534,7 @@ static bool timesUnconditionally(const Stmt *S) {
   if (const auto *Call = dyn_cast<CallExpr>(S))
     if (const FunctionDecl *FD = Call->getDirectCallee();
         FD && FD->getIdentifier()) {
-      llvm::StringRef Name = stripCudaApiSuffix(FD->getName());
-      if (Name == "cudaEventElapsedTime" || Name == "cuEventElapsedTime")
+      if (isElapsedTimeApi(stripCudaApiSuffix(FD->getName())))
         return true;
     }
   for (const Stmt *Child : S->children())
@@ -561,11 +560,10 @@ bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
   // Not an XLA handler's: XLA may record its first execution into a command
   // buffer, which is why handlers fill their caches at the initialization
   // stage.
-  if (Root->K == RegionRoot::Kind::OpEntry)
-    return Root->Op && registrationWarmedUp(Root->Op->K);
-  if (Root->K == RegionRoot::Kind::CrossFile && Root->Cross &&
-      Root->Cross->OpRoot)
-    return Root->Cross->OpWarmedUp;
+  if (isOpRoot(Root))
+    return Root->K == RegionRoot::Kind::OpEntry
+               ? Root->Op && registrationWarmedUp(Root->Op->K)
+               : Root->Cross->OpWarmedUp;
   const FunctionDecl *Holder = nullptr;
   SourceLocation Begin;
   if (Root->K == RegionRoot::Kind::BeginApi && Root->Call) {

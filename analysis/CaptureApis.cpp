@@ -26,6 +26,16 @@ CaptureApis::CaptureApis(llvm::StringRef Begin, llvm::StringRef End,
 #include "Hazards.def"
 }
 
+bool isElapsedTimeApi(llvm::StringRef Name) {
+  static const NamePatterns Timing = [] {
+    NamePatterns P;
+#define CUDAGRAPH_TIMING(Names) P.add(Names);
+#include "Hazards.def"
+    return P;
+  }();
+  return Timing.matches(Name);
+}
+
 CaptureEvent CaptureApis::eventOf(const FunctionDecl *FD,
                                   llvm::StringRef Name) const {
   if (!FD)

@@ -105,6 +105,10 @@ CaptureTest flip(CaptureTest T);
 /// reference to one.
 bool isStreamType(QualType T);
 
+/// Whether \p Name (a CUDA API name, version suffix stripped) reads the time
+/// between two recorded events (the catalog's CUDAGRAPH_TIMING).
+bool isElapsedTimeApi(llvm::StringRef Name);
+
 /// Whether \p FD hands out a capture status (a pointer or reference
 /// to a `...CaptureStatus` enum), as cudaStreamIsCapturing and
 /// cudaStreamGetCaptureInfo do.

@@ -634,8 +634,7 @@ static llvm::SmallVector<const Expr *, 2> eventUses(CaptureAnalysis &Analysis,
     return {Call->getArg(0)};
   if ((Name == "cudaStreamWaitEvent" || Name == "cuStreamWaitEvent") && N >= 2)
     return {Call->getArg(1)};
-  if ((Name == "cudaEventElapsedTime" || Name == "cuEventElapsedTime") &&
-      N >= 3)
+  if (isElapsedTimeApi(Name) && N >= 3)
     return {Call->getArg(1), Call->getArg(2)};
   return {};
 }
