@@ -656,8 +656,7 @@ public:
       return;
     }
     if (const auto *Do = dyn_cast<DoStmt>(S)) {
-      const Expr *Cond = Do->getCond()->IgnoreParenImpCasts();
-      bool Once = isa<IntegerLiteral>(Cond) || isa<CXXBoolLiteralExpr>(Cond);
+      bool Once = !isRepeatingLoop(Do);
       walk(Do->getBody(), Conditional || !Once);
       walk(Do->getCond(), Conditional || !Once);
       return;
@@ -1531,11 +1530,43 @@ std::vector<OpRegistration> CaptureAnalysis::selectedOps(bool WithDeclared) {
   if (!opRootsEnabled())
     return Selected;
   NamePatterns Narrow(OpRootsSpec);
-  for (OpRegistration &Op : findOpRegistrations(Ctx, Code, WithDeclared))
-    if (Narrow.empty() || Narrow.matches(Op.Name) ||
-        Narrow.matches(Code.nameOf(Op.Function)))
-      Selected.push_back(std::move(Op));
+  for (OpRegistration &Op : findOpRegistrations(Ctx, Code, WithDeclared)) {
+    if (!Narrow.empty() && !Narrow.matches(Op.Name) &&
+        !Narrow.matches(Code.nameOf(Op.Function)))
+      continue;
+    // A bound method of an object that captures its own graphs (a decoder
+    // class with a `decode_graph()` that begins a capture beside its eager
+    // `decode_loop()`): Python drives such an object step by step and lets
+    // it capture, rather than capturing around its methods.
+    if (const auto *M = dyn_cast<CXXMethodDecl>(Op.Function);
+        Op.K == OpRegistration::Kind::Pybind && M && M->isInstance() &&
+        capturesItself(M->getParent()))
+      continue;
+    Selected.push_back(std::move(Op));
+  }
   return Selected;
+}
+
+bool CaptureAnalysis::capturesItself(const CXXRecordDecl *Class) {
+  if (!Class)
+    return false;
+  Class = Class->getCanonicalDecl();
+  auto [It, Inserted] = CapturingClasses.try_emplace(Class, false);
+  if (!Inserted)
+    return It->second;
+  const CXXRecordDecl *Def = Class->getDefinition();
+  bool Captures = false;
+  if (Def)
+    for (const CXXMethodDecl *M : Def->methods()) {
+      const FunctionDecl *Body = definitionOf(M);
+      if (Body && Code.isUserLocation(Body->getLocation()) &&
+          Flows->hasEvents(Body)) {
+        Captures = true;
+        break;
+      }
+    }
+  CapturingClasses[Class] = Captures;
+  return Captures;
 }
 
 void CaptureAnalysis::addCrossFileRoots() {

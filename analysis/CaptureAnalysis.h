@@ -316,6 +316,11 @@ private:
   /// query outside any branch): a benchmark, never captured.
   bool timesItsWork(const FunctionDecl *Def);
   llvm::DenseMap<const FunctionDecl *, bool> TimesWork;
+  /// Whether a method of \p Class begins or ends a capture itself: an
+  /// object that records its own graphs, whose bound methods Python calls
+  /// eagerly rather than inside a capture of its own.
+  bool capturesItself(const CXXRecordDecl *Class);
+  llvm::DenseMap<const CXXRecordDecl *, bool> CapturingClasses;
   /// Whether \p FD runs, through any chain of calls, from a call the
   /// function holding \p Root's begin makes before the begin (so a static
   /// local's initializer in it has run when the capture begins).

@@ -679,13 +679,7 @@ static const Stmt *enclosingLoop(const Stmt *S, const Stmt *Target,
   if (S == Target)
     return Loop;
   // `do { ... } while (0)` is a macro's statement wrapper, not a loop.
-  bool IsLoop = isa<ForStmt>(S) || isa<WhileStmt>(S) ||
-              isa<CXXForRangeStmt>(S) ||
-              (isa<DoStmt>(S) && !isa<IntegerLiteral>(cast<DoStmt>(S)
-                                                         ->getCond()
-                                                         ->IgnoreParenImpCasts()) &&
-               !isa<CXXBoolLiteralExpr>(
-                   cast<DoStmt>(S)->getCond()->IgnoreParenImpCasts()));
+  bool IsLoop = isRepeatingLoop(S);
   for (const Stmt *Child : S->children())
     if (const Stmt *Found = enclosingLoop(Child, Target, IsLoop ? S : Loop))
       return Found;

@@ -66,6 +66,16 @@ const FunctionDecl *definitionOf(const FunctionDecl *FD) {
   return nullptr;
 }
 
+bool isRepeatingLoop(const Stmt *S) {
+  if (isa_and_nonnull<ForStmt, WhileStmt, CXXForRangeStmt>(S))
+    return true;
+  const auto *Do = dyn_cast_or_null<DoStmt>(S);
+  if (!Do)
+    return false;
+  const Expr *Cond = Do->getCond()->IgnoreParenImpCasts();
+  return !isa<IntegerLiteral>(Cond) && !isa<CXXBoolLiteralExpr>(Cond);
+}
+
 bool runsOnDeviceOnly(const FunctionDecl *FD) {
   return FD && (FD->hasAttr<CUDAGlobalAttr>() ||
                 (FD->hasAttr<CUDADeviceAttr>() && !FD->hasAttr<CUDAHostAttr>()));

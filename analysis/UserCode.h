@@ -56,6 +56,11 @@ private:
 /// The definition of \p FD when it has a body that is not a template pattern.
 const FunctionDecl *definitionOf(const FunctionDecl *FD);
 
+/// Whether \p S is a loop that may run its body more than once: a for,
+/// while or range-for loop, or a do loop other than a macro's statement
+/// wrapper `do { ... } while (0)`.
+bool isRepeatingLoop(const Stmt *S);
+
 /// Whether \p FD runs on the GPU only: a kernel or a __device__ function
 /// without __host__.
 bool runsOnDeviceOnly(const FunctionDecl *FD);

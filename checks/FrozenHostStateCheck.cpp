@@ -1692,8 +1692,17 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
     auto Graph = RootGraphs.find(Root);
     if (Graph == RootGraphs.end() || !Graph->second.Key)
       continue;
-    if (const auto *GV = dyn_cast<VarDecl>(Graph->second.Key);
-        GV && GV->hasLocalStorage() && !isa<ParmVarDecl>(GV))
+    auto IsLocal = [](const Decl *D) {
+      const auto *VD = dyn_cast_or_null<VarDecl>(D);
+      return VD && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD);
+    };
+    // A local cudaGraph_t counts when an executable made from it is kept
+    // (`cudaGraphInstantiate(&exec_, graph, ...)` into a member).
+    if (IsLocal(Graph->second.Key) &&
+        llvm::none_of(ExecGraphs, [&](const auto &Exec) {
+          return !IsLocal(Exec.first) &&
+                 llvm::is_contained(Exec.second, Graph->second.Key);
+        }))
       continue;
     const FunctionDecl *F = Root->Owner;
     CFG::BuildOptions Options;
@@ -1713,9 +1722,7 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
     auto LoopAround = [&](const FunctionDecl *G, const Stmt *At) {
       const Stmt *Loop = nullptr;
       forEachStmt(G->getBody(), [&](const Stmt *S) {
-        if ((isa<ForStmt>(S) || isa<WhileStmt>(S) || isa<DoStmt>(S) ||
-             isa<CXXForRangeStmt>(S)) &&
-            Within(S, At))
+        if (isRepeatingLoop(S) && Within(S, At))
           Loop = S; // children come after their parents
       });
       return Loop;

@@ -653,6 +653,49 @@ struct StagedGraph {
   void run(cudaStream_t s) { cudaGraphLaunch(exec_, s); }
 };
 
+// A step function that captures on its first call and replays the kept
+// graph on every call: a later call, skipping the capture, replays the
+// address of the first call's stack array. The begin's check macro wraps it
+// in `do { } while (0)`, which runs once.
+#define STEP_CHECK(call)                                                       \
+  do {                                                                         \
+    if ((call) != cudaSuccess)                                                 \
+      throw 1;                                                                 \
+  } while (0)
+struct StepSolver {
+  cudaGraphExec_t exec_ = nullptr;
+  float *d_bounds_ = nullptr;
+  void step(cudaStream_t s) {
+    float bounds[2] = {0.f, 1.f};
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: 'bounds' is made anew on every call of 'step', but the graph captured on an earlier call keeps reading that call's buffer
+    if (!exec_) {
+      cudaGraph_t graph;
+      STEP_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+      cudaMemcpyAsync(d_bounds_, bounds, sizeof(bounds),
+                      cudaMemcpyHostToDevice, s);
+      // CHECK-MESSAGES: :[[@LINE-2]]:34: note: the graph is given the address of 'bounds' here during capture
+      // CHECK-MESSAGES: :[[@LINE-4]]:18: note: CUDA graph capture begins here (global mode)
+      cudaStreamEndCapture(s, &graph);
+      cudaGraphInstantiate(&exec_, graph, 0);
+    }
+    cudaGraphLaunch(exec_, s);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: note: the graph is replayed here, on a call that skips the capture
+  }
+  // Captured on every call: no later call replays an old capture.
+  void stepEachTime(cudaStream_t s) {
+    float bounds[2] = {0.f, 1.f};
+    cudaGraph_t graph;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cudaMemcpyAsync(d_bounds_, bounds, sizeof(bounds), cudaMemcpyHostToDevice,
+                    s);
+    cudaStreamEndCapture(s, &graph);
+    cudaGraphExec_t exec;
+    cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphLaunch(exec, s);
+    cudaGraphExecDestroy(exec);
+  }
+};
+
 // A matrix that holds its storage through a shared_ptr: a slice made by a
 // method of a live matrix shares that storage, so its scope end frees
 // nothing; a matrix made here owns its storage.

@@ -304,5 +304,44 @@ PYBIND11_MODULE(benchext, m) {
   m.def("scale_profiled", &scale_profiled);
 }
 
+// An object that records its own graph: Python drives it step by step and
+// lets it capture, so its bound methods are not roots. Its own region is
+// analyzed as written.
+struct GreedyDecoder {
+  at::Tensor tokens_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  int64_t decode_loop(at::Tensor logits, int64_t steps) {
+    int64_t last = 0;
+    for (int64_t i = 0; i < steps; ++i) {
+      last = logits.argmax().item<int64_t>();
+      // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{.*}}warning
+      cudaStreamSynchronize(nullptr);
+      // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{.*}}warning
+    }
+    return last;
+  }
+  void decode_graph(at::Tensor logits, cudaStream_t s) {
+    if (!exec_) {
+      cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+      scale_kernel<<<1, 32, 0, s>>>(logits.data_ptr<float>(), 2.f, 32);
+      cudaStreamSynchronize(s);
+      // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: 'cudaStreamSynchronize' blocks the host until a stream drains during CUDA graph capture
+      // CHECK-NARROW: :[[@LINE-2]]:7: warning: 'cudaStreamSynchronize' blocks the host
+      // CHECK-OFF: :[[@LINE-3]]:7: warning: 'cudaStreamSynchronize' blocks the host
+      cudaStreamEndCapture(s, &graph_);
+      cudaGraphInstantiate(&exec_, graph_, 0);
+    }
+    cudaGraphLaunch(exec_, s);
+  }
+};
+
+PYBIND11_MODULE(decoderext, m) {
+  pybind11::class_<GreedyDecoder>(m, "GreedyDecoder")
+      .def(pybind11::init<>())
+      .def("decode_loop", &GreedyDecoder::decode_loop)
+      .def("decode_graph", &GreedyDecoder::decode_graph);
+}
+
 // CHECK-NARROW-NOT: warning:
 // CHECK-OFF-NOT: warning:
