@@ -1237,13 +1237,8 @@ static bool startedInLoop(ASTContext &Ctx, const Stmt *S,
     const Stmt *P = Parents[0].get<Stmt>();
     if (!P || P == FD->getBody())
       return false;
-    if (isa<ForStmt, WhileStmt, CXXForRangeStmt>(P))
+    if (isRepeatingLoop(P))
       return true;
-    if (const auto *Do = dyn_cast<DoStmt>(P)) {
-      const Expr *Cond = Do->getCond()->IgnoreParenImpCasts();
-      if (!isa<IntegerLiteral>(Cond) && !isa<CXXBoolLiteralExpr>(Cond))
-        return true;
-    }
     Parents = Ctx.getParents(*P);
   }
   return false;
