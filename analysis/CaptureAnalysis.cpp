@@ -1560,6 +1560,14 @@ bool CaptureAnalysis::capturesItself(const CXXRecordDecl *Class) {
         break;
       }
     }
+  // A method the class inherits counts as its own: a bound subclass of a
+  // runner whose base class records the graphs.
+  if (Def && !Captures)
+    for (const CXXBaseSpecifier &Base : Def->bases())
+      if (capturesItself(Base.getType()->getAsCXXRecordDecl())) {
+        Captures = true;
+        break;
+      }
   CapturingClasses[Class] = Captures;
   return Captures;
 }

@@ -316,7 +316,8 @@ private:
   /// query outside any branch): a benchmark, never captured.
   bool timesItsWork(const FunctionDecl *Def);
   llvm::DenseMap<const FunctionDecl *, bool> TimesWork;
-  /// Whether a method of \p Class begins or ends a capture itself: an
+  /// Whether a method of \p Class or of a base class begins or ends a
+  /// capture itself: an
   /// object that records its own graphs, whose bound methods Python calls
   /// eagerly rather than inside a capture of its own.
   bool capturesItself(const CXXRecordDecl *Class);

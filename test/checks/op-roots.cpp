@@ -343,5 +343,31 @@ PYBIND11_MODULE(decoderext, m) {
       .def("decode_graph", &GreedyDecoder::decode_graph);
 }
 
+// The same when a base class records the graph: the bound subclass's own
+// methods run eagerly too.
+struct GraphRecorder {
+  cudaGraphExec_t exec_ = nullptr;
+  void record(cudaStream_t s, float *x) {
+    cudaGraph_t g;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    scale_kernel<<<1, 32, 0, s>>>(x, 2.f, 32);
+    cudaStreamEndCapture(s, &g);
+    cudaGraphInstantiate(&exec_, g, 0);
+  }
+};
+
+struct BeamDecoder : GraphRecorder {
+  int64_t best(at::Tensor scores) {
+    return scores.argmax().item<int64_t>();
+    // CHECK-MESSAGES-NOT: :[[@LINE-1]]:{{.*}}warning
+  }
+};
+
+PYBIND11_MODULE(beamext, m) {
+  pybind11::class_<BeamDecoder>(m, "BeamDecoder")
+      .def(pybind11::init<>())
+      .def("best", &BeamDecoder::best);
+}
+
 // CHECK-NARROW-NOT: warning:
 // CHECK-OFF-NOT: warning:
