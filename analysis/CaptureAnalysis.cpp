@@ -893,8 +893,7 @@ const CaptureAnalysis::StreamUseSets &CaptureAnalysis::streamUses() {
                    Name.starts_with("__cuda");
         bool Creates = Name.starts_with("cudaStreamCreate") ||
                        Name.starts_with("cuStreamCreate");
-        bool Joins = Name == "cudaStreamWaitEvent" ||
-                     Name == "cuStreamWaitEvent" ||
+        bool Joins = eventApiOf(Name).Role == EventRole::Wait ||
                      (Callee && Flows->eventOf(Callee) == CaptureEvent::Begin);
         for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
           const Decl *Stream = StreamStorage(Call->getArg(I));

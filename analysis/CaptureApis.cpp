@@ -26,14 +26,25 @@ CaptureApis::CaptureApis(llvm::StringRef Begin, llvm::StringRef End,
 #include "Hazards.def"
 }
 
-bool isElapsedTimeApi(llvm::StringRef Name) {
-  static const NamePatterns Timing = [] {
-    NamePatterns P;
-#define CUDAGRAPH_TIMING(Names) P.add(Names);
+EventApi eventApiOf(llvm::StringRef Name) {
+  struct Entry {
+    NamePatterns Names;
+    EventApi Api;
+  };
+  static const std::vector<Entry> Entries = [] {
+    std::vector<Entry> E;
+#define CUDAGRAPH_EVENT_API(Role, Names, EventArg, OtherEventArg)              \
+  E.push_back({NamePatterns(Names), {EventRole::Role, EventArg, OtherEventArg}});
 #include "Hazards.def"
-    return P;
+    return E;
   }();
-  return Timing.matches(Name);
+  // Every entry names an event or a stream's wait for one.
+  if (!Name.contains("Event"))
+    return {};
+  for (const Entry &E : Entries)
+    if (E.Names.matches(Name))
+      return E.Api;
+  return {};
 }
 
 CaptureEvent CaptureApis::eventOf(const FunctionDecl *FD,

@@ -105,9 +105,21 @@ CaptureTest flip(CaptureTest T);
 /// reference to one.
 bool isStreamType(QualType T);
 
-/// Whether \p Name (a CUDA API name, version suffix stripped) reads the time
-/// between two recorded events (the catalog's CUDAGRAPH_TIMING).
-bool isElapsedTimeApi(llvm::StringRef Name);
+/// What an event API does with its events (the catalog's
+/// CUDAGRAPH_EVENT_API).
+enum class EventRole { None, Record, Wait, Read, Timing };
+struct EventApi {
+  EventRole Role = EventRole::None;
+  /// Argument positions of the events (-1: none, or the object of a method).
+  int EventArg = -1, OtherEventArg = -1;
+};
+/// The catalog's entry for \p Name (a qualified name, version suffix
+/// stripped), or a None role.
+EventApi eventApiOf(llvm::StringRef Name);
+/// Whether \p Name reads the time between two recorded events.
+inline bool isElapsedTimeApi(llvm::StringRef Name) {
+  return eventApiOf(Name).Role == EventRole::Timing;
+}
 
 /// Whether \p FD hands out a capture status (a pointer or reference
 /// to a `...CaptureStatus` enum), as cudaStreamIsCapturing and

@@ -143,15 +143,15 @@ public:
   ApiRole roleOf(const FunctionDecl *FD) {
     if (!FD)
       return ApiRole::None;
-    StringRef Name = Analysis.code().nameOf(FD);
-    if (Name == "cudaEventRecord" || Name == "cudaEventRecordWithFlags" ||
-        Name == "cuEventRecord" || Name == "cuEventRecordWithFlags" ||
-        Name == "at::cuda::CUDAEvent::record" ||
-        Name == "at::cuda::CUDAEvent::recordOnce")
+    StringRef Name = stripCudaApiSuffix(Analysis.code().nameOf(FD));
+    switch (eventApiOf(Name).Role) {
+    case EventRole::Record:
       return ApiRole::Record;
-    if (Name == "cudaStreamWaitEvent" || Name == "cuStreamWaitEvent" ||
-        Name == "at::cuda::CUDAEvent::block")
+    case EventRole::Wait:
       return ApiRole::Wait;
+    default:
+      break;
+    }
     if (Name.starts_with("cudaEvent") || Name.starts_with("cuEvent") ||
         Name.starts_with("at::cuda::CUDAEvent::"))
       return ApiRole::OtherEvent;
@@ -626,17 +626,15 @@ static llvm::SmallVector<const Expr *, 2> eventUses(CaptureAnalysis &Analysis,
   const FunctionDecl *FD = Call->getDirectCallee();
   if (!FD)
     return {};
-  StringRef Name = stripCudaApiSuffix(Analysis.code().nameOf(FD));
-  unsigned N = Call->getNumArgs();
-  if ((Name == "cudaEventSynchronize" || Name == "cudaEventQuery" ||
-       Name == "cuEventSynchronize" || Name == "cuEventQuery") &&
-      N >= 1)
-    return {Call->getArg(0)};
-  if ((Name == "cudaStreamWaitEvent" || Name == "cuStreamWaitEvent") && N >= 2)
-    return {Call->getArg(1)};
-  if (isElapsedTimeApi(Name) && N >= 3)
-    return {Call->getArg(1), Call->getArg(2)};
-  return {};
+  EventApi Api = eventApiOf(stripCudaApiSuffix(Analysis.code().nameOf(FD)));
+  if (Api.Role != EventRole::Read && Api.Role != EventRole::Wait &&
+      Api.Role != EventRole::Timing)
+    return {};
+  llvm::SmallVector<const Expr *, 2> Uses;
+  for (int Pos : {Api.EventArg, Api.OtherEventArg})
+    if (Pos >= 0 && unsigned(Pos) < Call->getNumArgs())
+      Uses.push_back(Call->getArg(Pos));
+  return Uses;
 }
 
 /// The storage of an event an object or the program keeps (a field, a
