@@ -73,6 +73,8 @@ CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
       CapturedPatterns(Opts.CapturedFunctions),
       SafePatterns(Opts.CaptureSafeFunctions),
       OpRootsSpec(Opts.CustomOpRoots) {
+  Flows->setOverriders(
+      [this](const CXXMethodDecl *M) { return overridersOf(M); });
   const std::string &Path =
       Opts.ProjectIndex.empty() ? defaultProjectIndex() : Opts.ProjectIndex;
   if (Path.empty())
@@ -737,6 +739,8 @@ CaptureAnalysis::librarySites(const FunctionDecl *Def) {
 
 llvm::ArrayRef<const FunctionDecl *>
 CaptureAnalysis::overridersOf(const CXXMethodDecl *M) {
+  if (UserFunctions.empty())
+    return {}; // asked before the unit's functions are collected
   if (!Overriders) {
     Overriders.emplace();
     for (const FunctionDecl *FD : UserFunctions) {

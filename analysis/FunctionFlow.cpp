@@ -102,6 +102,8 @@ CaptureEvent FlowEngine::eventOf(const FunctionDecl *Callee) {
   CaptureEvent E = Apis.eventOf(Callee, Code.nameOf(Callee));
   if (E != CaptureEvent::None)
     return E;
+  if (const FunctionDecl *Override = capturingOverride(Callee))
+    return summary(Override).Event;
   const FunctionDecl *Def = definitionOf(Callee);
   if (!Def) {
     if (const IndexedFunction *F = external(Callee))
@@ -120,6 +122,37 @@ CaptureEvent FlowEngine::eventOf(const FunctionDecl *Callee) {
   if (!Code.isUserLocation(Def->getLocation()) || !hasEvents(Def))
     return CaptureEvent::None;
   return summary(Def).Event;
+}
+
+const FunctionDecl *FlowEngine::capturingOverride(const FunctionDecl *Callee) {
+  const auto *M = dyn_cast_or_null<CXXMethodDecl>(Callee);
+  if (!M || !M->isVirtual() || !Overriders ||
+      !Code.isUserLocation(M->getCanonicalDecl()->getLocation()))
+    return nullptr;
+  M = M->getCanonicalDecl();
+  auto [It, Inserted] = OverrideCache.try_emplace(M, nullptr);
+  if (!Inserted)
+    return It->second;
+  const FunctionDecl *Own = definitionOf(M);
+  if (Own && hasEvents(Own))
+    return nullptr;
+  const FunctionDecl *Found = nullptr;
+  CaptureEvent Agreed = CaptureEvent::None;
+  for (const FunctionDecl *O : Overriders(M)) {
+    const FunctionDecl *Def = definitionOf(O);
+    if (!Def || !Code.isUserLocation(Def->getLocation()) || !hasEvents(Def))
+      continue;
+    CaptureEvent E = summary(Def).Event;
+    if (E == CaptureEvent::None)
+      continue;
+    if (Found && E != Agreed)
+      return OverrideCache[M] = nullptr;
+    if (!Found) {
+      Found = Def;
+      Agreed = E;
+    }
+  }
+  return OverrideCache[M] = Found;
 }
 
 const IndexedFunction *FlowEngine::external(const FunctionDecl *FD) {
@@ -148,6 +181,10 @@ bool FlowEngine::hasEvents(const FunctionDecl *FD) {
       break;
     }
     if (!Def && eventOf(Site.Callee) != CaptureEvent::None) {
+      Found = true;
+      break;
+    }
+    if (Def && Def != FD && capturingOverride(Site.Callee)) {
       Found = true;
       break;
     }
@@ -1720,6 +1757,11 @@ private:
   CaptureState call(const Stmt *St, const FunctionDecl *Callee,
                     SourceLocation Loc, CaptureState S, bool Record) {
     CaptureEvent Event = E.eventOf(Callee);
+    // A virtual hook: the override that begins or ends (its mode, its name
+    // in notes).
+    if (Event != CaptureEvent::None)
+      if (const FunctionDecl *Override = E.capturingOverride(Callee))
+        Callee = Override;
     // Through a std::function or function pointer: the event of the
     // callables it holds, when they all agree.
     if (Event == CaptureEvent::None) {

@@ -24,6 +24,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -34,6 +35,7 @@ namespace clang {
 class ASTContext;
 class CFG;
 class CFGBlock;
+class CXXMethodDecl;
 namespace cudagraph {
 
 struct OpRegistration;
@@ -246,6 +248,15 @@ public:
   ASTContext &context() { return Ctx; }
   /// The project index, for the events of functions defined in other units.
   void setIndex(IndexView *View) { Index = View; }
+  /// The unit's overrides of a virtual method (class hierarchy analysis).
+  using OverridersFn =
+      std::function<llvm::ArrayRef<const FunctionDecl *>(const CXXMethodDecl *)>;
+  void setOverriders(OverridersFn Fn) { Overriders = std::move(Fn); }
+  /// For a call of a virtual method of the project whose own body (if any)
+  /// has no capture event: the definition of the override that begins or
+  /// ends a capture, when every override that does agrees (a hook interface
+  /// with a capturing and a no-op implementation); null otherwise.
+  const FunctionDecl *capturingOverride(const FunctionDecl *Callee);
 
 private:
   /// What the index says of \p FD, a user function without a body here.
@@ -290,6 +301,8 @@ private:
   std::optional<llvm::DenseSet<const Decl *>> Registries;
   RegionRoot EntryRootObject;
   IndexView *Index = nullptr;
+  OverridersFn Overriders;
+  llvm::DenseMap<const FunctionDecl *, const FunctionDecl *> OverrideCache;
 
   llvm::DenseMap<const FunctionDecl *, std::vector<CallSite>> CallsCache;
   enum class Tri : unsigned char { InProgress, No, Yes };

@@ -669,11 +669,26 @@ void CudaGraphCheck::addRootNote(const RegionRoot *Root) {
     diag(Root->Loc, "CUDA graph capture begins here%0", DiagnosticIDs::Note)
         << Mode;
     break;
-  case RegionRoot::Kind::Wrapper:
+  case RegionRoot::Kind::Wrapper: {
+    // A virtual hook: the override that begins is one the call may run.
+    const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
+    const auto *Hook =
+        Call ? dyn_cast_or_null<CXXMethodDecl>(Call->getDirectCallee())
+             : nullptr;
+    if (Hook && Hook->isVirtual() && Root->Via &&
+        Hook->getCanonicalDecl() != Root->Via->getCanonicalDecl()) {
+      diag(Root->Loc,
+           "CUDA graph capture begins in '%0', which this virtual call of "
+           "'%1' may run%2",
+           DiagnosticIDs::Note)
+          << displayName(Root->Via) << displayName(Hook) << Mode;
+      break;
+    }
     diag(Root->Loc, "CUDA graph capture begins in '%0', called here%1",
          DiagnosticIDs::Note)
         << displayName(Root->Via) << Mode;
     break;
+  }
   case RegionRoot::Kind::GuardObject:
     diag(Root->Loc, "CUDA graph capture begins when '%0' is constructed here%1",
          DiagnosticIDs::Note)

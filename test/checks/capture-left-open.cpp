@@ -596,3 +596,61 @@ void calleeThrows(cudaStream_t s, cudaGraph_t *g, int n) {
   enqueueAll(s);
   cudaStreamEndCapture(s, g);
 }
+
+// Capture hooks behind an interface: one implementation begins and ends the
+// capture, the other does nothing. A virtual call of the hook may begin it.
+struct EnqueueHooks {
+  virtual ~EnqueueHooks() = default;
+  virtual int before(cudaStream_t s) = 0;
+  virtual int after(cudaStream_t s) = 0;
+};
+struct CaptureHooks final : EnqueueHooks {
+  cudaGraph_t graph = nullptr;
+  int before(cudaStream_t s) override {
+    return cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  }
+  int after(cudaStream_t s) override { return cudaStreamEndCapture(s, &graph); }
+};
+struct NoHooks final : EnqueueHooks {
+  int before(cudaStream_t) override { return 0; }
+  int after(cudaStream_t) override { return 0; }
+};
+
+struct HookedEngine {
+  EnqueueHooks *hooks;
+  int warmup(cudaStream_t s) {
+    if (hooks->before(s) != 0)
+      return 1;
+    if (!enqueueAll(s))
+      return 2;
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: this path returns while the capture it began is still open
+    // CHECK-MESSAGES: :[[@LINE-5]]:16: note: CUDA graph capture begins in 'CaptureHooks::before', which this virtual call of 'EnqueueHooks::before' may run (global mode)
+    if (hooks->after(s) != 0)
+      return 3;
+    return 0;
+  }
+};
+
+// Negative: hooks whose implementations disagree (one begins, one ends) say
+// nothing about the call.
+struct MixedHook {
+  virtual ~MixedHook() = default;
+  virtual void step(cudaStream_t s) = 0;
+};
+struct BeginStep final : MixedHook {
+  void step(cudaStream_t s) override {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  }
+};
+struct EndStep final : MixedHook {
+  cudaGraph_t graph = nullptr;
+  void step(cudaStream_t s) override { cudaStreamEndCapture(s, &graph); }
+};
+
+int mixedSteps(MixedHook &h, cudaStream_t s) {
+  h.step(s);
+  if (!enqueueAll(s))
+    return 1;
+  h.step(s);
+  return 0;
+}
