@@ -19,7 +19,9 @@ the "is also called here" notes after it, constructions and destructions
 by the standard library included; further calls of its chain for a label of
 the finding's check), the use of an event recorded
 into a capture that a capture-bound-event finding names ("uses the event
-here"), and the begin of a capture a capture-left-open finding names, for
+here"), the captured copy or launch that a per-call-input finding (reported
+at the variable's declaration) names ("the graph is given the address of"),
+and the begin of a capture a capture-left-open finding names, for
 a capture-left-open label there.
 
 Usage:
@@ -126,6 +128,11 @@ def main():
                     found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
                 # A call further up the chain finds a label of the same
                 # check there (the call through which the hazard is reached).
+                # A per-call input reported at its declaration: the copy or
+                # launch that hands its address to the graph.
+                if m and (finding["check"] == "cudagraph-frozen-host-state" and
+                          text.startswith("the graph is given the address of ")):
+                    found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
                 if m and " is called here " in text:
                     chain_steps.add((prefix + f"{m.group('file')}:{m.group('line')}",
                                      finding["check"]))
