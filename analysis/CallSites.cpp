@@ -1,8 +1,12 @@
 //===--- CallSites.cpp - cudagraph analysis -------------------------------===//
 
 #include "CallSites.h"
+#include "UserCode.h"
+#include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace clang::cudagraph {
 
@@ -190,8 +194,9 @@ dedupe(llvm::SmallVector<const FunctionDecl *, 2> &Targets) {
   return Unique;
 }
 
-llvm::SmallVector<const FunctionDecl *, 2>
-invokedCallables(const Stmt *S, bool *Held) {
+/// The callables a call holds in the variable or field it calls through.
+static llvm::SmallVector<const FunctionDecl *, 2>
+heldCallables(const Stmt *S, bool *Held) {
   llvm::SmallVector<const FunctionDecl *, 2> Targets;
   const auto *Call = dyn_cast_or_null<CallExpr>(S);
   if (!Call)
@@ -238,6 +243,157 @@ invokedCallables(const Stmt *S, bool *Held) {
             dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod()))
       collectAssigned(Owner->getBody(), VD, Targets);
   return dedupe(Targets);
+}
+
+llvm::SmallVector<const FunctionDecl *, 2>
+invokedCallables(const Stmt *S, bool *Held, PointerTargets *Pointers,
+                 bool *ByType) {
+  llvm::SmallVector<const FunctionDecl *, 2> Targets = heldCallables(S, Held);
+  if (!Targets.empty() || !Pointers)
+    return Targets;
+  if (const FunctionType *Fn = Pointers->callType(S)) {
+    for (const FunctionDecl *F : Pointers->ofType(Fn))
+      Targets.push_back(F);
+    if (ByType)
+      *ByType = !Targets.empty();
+  }
+  return Targets;
+}
+
+//===----------------------------------------------------------------------===//
+// PointerTargets
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The functions user code names other than as a call's callee, with the
+/// type each is named as.
+class AddressWalker : public RecursiveASTVisitor<AddressWalker> {
+public:
+  AddressWalker(const CodeClassifier &Code,
+                llvm::function_ref<void(const FunctionDecl *)> Fn)
+      : Code(Code), Fn(Fn) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool shouldVisitLambdaBody() const { return true; }
+
+  bool TraverseDecl(Decl *D) {
+    if (!D)
+      return true;
+    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
+        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
+      return true;
+    if (const auto *FD = dyn_cast<FunctionDecl>(D); FD && runsOnDeviceOnly(FD))
+      return true;
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+  bool VisitCallExpr(CallExpr *CE) {
+    if (const Expr *Callee = CE->getCallee())
+      Callees.insert(Callee->IgnoreParenImpCasts());
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+    const auto *FD = dyn_cast<FunctionDecl>(DRE->getDecl());
+    if (!FD || Callees.contains(DRE))
+      return true;
+    if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && !M->isStatic())
+      return true;
+    Fn(FD);
+    return true;
+  }
+
+private:
+  const CodeClassifier &Code;
+  llvm::function_ref<void(const FunctionDecl *)> Fn;
+  llvm::DenseSet<const Expr *> Callees;
+};
+
+/// Whether \p T is, or points or refers to, a class \p Code calls the
+/// user's.
+bool isProgramClass(QualType T, const CodeClassifier &Code) {
+  for (unsigned Depth = 0; Depth < 4 && !T.isNull(); ++Depth) {
+    if (T->isPointerType() || T->isReferenceType()) {
+      T = T->getPointeeType();
+      continue;
+    }
+    const RecordDecl *RD = T->getAsRecordDecl();
+    return RD && !RD->isLambda() && Code.isUserLocation(RD->getLocation());
+  }
+  return false;
+}
+} // namespace
+
+bool PointerTargets::namesProgramClass(const FunctionType *Fn) const {
+  if (isProgramClass(Fn->getReturnType(), Code))
+    return true;
+  if (const auto *Proto = dyn_cast<FunctionProtoType>(Fn))
+    for (QualType P : Proto->param_types())
+      if (isProgramClass(P, Code))
+        return true;
+  return false;
+}
+
+const FunctionType *PointerTargets::callType(const Stmt *S) const {
+  const auto *Call = dyn_cast_or_null<CallExpr>(S);
+  if (!Call || Call->getDirectCallee() || isa<CXXOperatorCallExpr>(Call) ||
+      isa<CXXMemberCallExpr>(Call) || isa<CUDAKernelCallExpr>(Call))
+    return nullptr;
+  const Expr *Callee = Call->getCallee()->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Callee);
+      UO && UO->getOpcode() == UO_Deref)
+    Callee = UO->getSubExpr()->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Callee);
+      DRE && isa<ParmVarDecl>(DRE->getDecl()))
+    return nullptr;
+  QualType T = Callee->getType();
+  if (T->isPointerType() || T->isReferenceType())
+    T = T->getPointeeType();
+  const auto *Fn =
+      dyn_cast<FunctionType>(Ctx.getCanonicalType(T).getTypePtr());
+  if (!Fn || T->isDependentType() || !namesProgramClass(Fn))
+    return nullptr;
+  return Fn;
+}
+
+void PointerTargets::build() {
+  Built = true;
+  llvm::DenseSet<const FunctionDecl *> Seen;
+  AddressWalker(Code, [&](const FunctionDecl *FD) {
+    FD = FD->getCanonicalDecl();
+    if (!Seen.insert(FD).second || FD->getType()->isDependentType() ||
+        !Code.isUserLocation(FD->getLocation()) || runsOnDeviceOnly(FD))
+      return;
+    const auto *Fn = dyn_cast<FunctionType>(
+        Ctx.getCanonicalType(FD->getType()).getTypePtr());
+    if (!Fn || !namesProgramClass(Fn))
+      return;
+    const FunctionDecl *Def = FD->getDefinition();
+    ByType[Fn].push_back(Def ? Def : FD);
+    Taken[Def ? Def : FD] = Fn;
+  }).TraverseDecl(Ctx.getTranslationUnitDecl());
+}
+
+llvm::ArrayRef<const FunctionDecl *>
+PointerTargets::ofType(const FunctionType *Fn) {
+  if (!Built)
+    build();
+  auto It = ByType.find(Fn);
+  if (It == ByType.end())
+    return {};
+  return It->second;
+}
+
+const FunctionType *PointerTargets::takenAs(const FunctionDecl *FD) {
+  if (!Built)
+    build();
+  const FunctionDecl *Def = FD->getDefinition();
+  return Taken.lookup(Def ? Def : FD);
+}
+
+std::string PointerTargets::key(const FunctionType *Fn) const {
+  PrintingPolicy Policy(Ctx.getLangOpts());
+  Policy.FullyQualifiedName = true;
+  Policy.SuppressScope = false;
+  Policy.PrintCanonicalTypes = true;
+  return QualType(Fn, 0).getAsString(Policy);
 }
 
 const FunctionDecl *destructorOf(QualType T) {
@@ -382,19 +538,22 @@ static void appendOwnedObjectCalls(const CallExpr *CE, SourceLocation Loc,
 }
 
 void appendCallSites(const Stmt *S, SourceLocation Loc,
-                     std::vector<CallSite> &Out, bool Stored) {
+                     std::vector<CallSite> &Out, bool Stored,
+                     PointerTargets *Pointers) {
   llvm::ArrayRef<const Expr *> Args;
   if (const auto *CE = dyn_cast<CallExpr>(S)) {
     Out.push_back({CallSite::Kind::Call, S, Loc, CE->getDirectCallee()});
     appendOwnedObjectCalls(CE, Loc, Out);
     // A std::function or function pointer whose targets are visible calls
     // each of them here.
-    bool Held = false;
-    for (const FunctionDecl *Target : invokedCallables(S, &Held))
+    bool Held = false, ByType = false;
+    for (const FunctionDecl *Target :
+         invokedCallables(S, &Held, Pointers, &ByType))
       if (Target->hasBody()) {
         CallSite Site{CallSite::Kind::Call, S, Loc, Target};
         Site.Indirect = true;
         Site.Held = Held;
+        Site.ByType = ByType;
         Out.push_back(Site);
       }
     Args = llvm::ArrayRef(CE->getArgs(), CE->getNumArgs());
@@ -421,7 +580,8 @@ void appendCallSites(const Stmt *S, SourceLocation Loc,
 namespace {
 class Collector {
 public:
-  explicit Collector(std::vector<CallSite> &Out) : Out(Out) {}
+  Collector(std::vector<CallSite> &Out, PointerTargets *Pointers)
+      : Out(Out), Pointers(Pointers) {}
 
   void collect(const Stmt *S) {
     if (!S)
@@ -434,9 +594,10 @@ public:
     }
     size_t First = Out.size();
     if (isa<CallExpr>(S))
-      appendCallSites(S, cast<CallExpr>(S)->getExprLoc(), Out);
+      appendCallSites(S, cast<CallExpr>(S)->getExprLoc(), Out,
+                      /*Stored=*/false, Pointers);
     else if (isa<CXXConstructExpr>(S))
-      appendCallSites(S, S->getBeginLoc(), Out);
+      appendCallSites(S, S->getBeginLoc(), Out, /*Stored=*/false, Pointers);
     else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
       for (const Decl *D : DS->decls())
         if (const auto *VD = dyn_cast<VarDecl>(D)) {
@@ -466,13 +627,15 @@ public:
 
 private:
   std::vector<CallSite> &Out;
+  PointerTargets *Pointers;
   unsigned Once = 0;
 };
 } // namespace
 
-std::vector<CallSite> collectCalls(const FunctionDecl *FD) {
+std::vector<CallSite> collectCalls(const FunctionDecl *FD,
+                                   PointerTargets *Pointers) {
   std::vector<CallSite> Calls;
-  Collector C(Calls);
+  Collector C(Calls, Pointers);
   if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD))
     for (const CXXCtorInitializer *Init : Ctor->inits())
       if (Init->isWritten())

@@ -11,10 +11,52 @@
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include <string>
 #include <vector>
 
-namespace clang::cudagraph {
+namespace clang {
+class ASTContext;
+namespace cudagraph {
+class CodeClassifier;
+
+/// The functions a unit stores in function pointers, by function type: what
+/// a call through a pointer may run when the pointer's holder shows no
+/// target (an op table filled by registrations, a plan copied from a
+/// descriptor, `ops[i].fn(exec, ops[i])`). Only pointer types that name a
+/// class of the program in their return or parameter types are resolved:
+/// `void (*)(Executor &, const Op &)` is an op table's own, `void (*)(void
+/// *)` any callback's. Built on first use from the user code of the unit.
+class PointerTargets {
+public:
+  PointerTargets(ASTContext &Ctx, const CodeClassifier &Code)
+      : Ctx(Ctx), Code(Code) {}
+
+  /// The function type a call \p S makes through a function pointer when it
+  /// names a class of the program and the pointer is not a parameter (a
+  /// parameter's callable is its caller's to say); null otherwise.
+  const FunctionType *callType(const Stmt *S) const;
+  /// The user functions whose address the unit takes with type \p Fn.
+  llvm::ArrayRef<const FunctionDecl *> ofType(const FunctionType *Fn);
+  /// The function type \p FD's address is taken as, when the unit takes it
+  /// and the type names a class of the program; null otherwise.
+  const FunctionType *takenAs(const FunctionDecl *FD);
+  /// The name of \p Fn across units (its canonical spelling).
+  std::string key(const FunctionType *Fn) const;
+
+private:
+  void build();
+  bool namesProgramClass(const FunctionType *Fn) const;
+
+  ASTContext &Ctx;
+  const CodeClassifier &Code;
+  bool Built = false;
+  llvm::DenseMap<const FunctionType *,
+                 llvm::SmallVector<const FunctionDecl *, 4>>
+      ByType;
+  llvm::DenseMap<const FunctionDecl *, const FunctionType *> Taken;
+};
 
 struct CallSite {
   enum class Kind {
@@ -37,6 +79,9 @@ struct CallSite {
   /// task queue's entries): which of the field's targets runs depends on
   /// the object.
   bool Held = false;
+  /// An Indirect call resolved by the pointer's type (PointerTargets): any
+  /// function the unit stores as one may be Callee.
+  bool ByType = false;
   /// In the initializer of a static local (`static bool once = [] {
   /// ... }();`): runs on the first call of the function only.
   bool OnceInit = false;
@@ -53,10 +98,13 @@ const FunctionDecl *passedCallable(const Expr *Arg);
 /// pointer held in a variable or a field: the callables it is initialized
 /// with or, for a local, assigned in its function; for a field, those its
 /// class's constructors (instantiations with a lambda type included) and
-/// methods store in it. Empty when none is visible. \p Held is set when
-/// the callable is a field's.
+/// methods store in it. When none is visible and \p Pointers is given, the
+/// functions of the unit stored as pointers of the call's type (\p ByType
+/// is set). Empty when none is found. \p Held is set when the callable is
+/// a field's.
 llvm::SmallVector<const FunctionDecl *, 2>
-invokedCallables(const Stmt *S, bool *Held = nullptr);
+invokedCallables(const Stmt *S, bool *Held = nullptr,
+                 PointerTargets *Pointers = nullptr, bool *ByType = nullptr);
 
 /// Whether \p FD emplaces into a standard container of std::thread or
 /// std::jthread: the callable it gets starts a thread.
@@ -70,15 +118,18 @@ const FunctionDecl *directCallee(const Stmt *S);
 /// later are left out unless \p Stored. Appends nothing for other
 /// statements.
 void appendCallSites(const Stmt *S, SourceLocation Loc,
-                     std::vector<CallSite> &Out, bool Stored = false);
+                     std::vector<CallSite> &Out, bool Stored = false,
+                     PointerTargets *Pointers = nullptr);
 
 /// The non-trivial destructor that runs when a local of type \p T ends.
 const FunctionDecl *destructorOf(QualType T);
 
 /// Every call made directly in \p FD's body, in source order (not in the
 /// bodies of nested lambdas; a constructor's member initializers included).
-std::vector<CallSite> collectCalls(const FunctionDecl *FD);
+std::vector<CallSite> collectCalls(const FunctionDecl *FD,
+                                   PointerTargets *Pointers = nullptr);
 
-} // namespace clang::cudagraph
+} // namespace cudagraph
+} // namespace clang
 
 #endif // CUDAGRAPH_ANALYSIS_CALLSITES_H

@@ -86,7 +86,7 @@ llvm::ArrayRef<CallSite> FlowEngine::callsIn(const FunctionDecl *FD) {
   auto It = CallsCache.find(FD);
   if (It != CallsCache.end())
     return It->second;
-  std::vector<CallSite> Calls = collectCalls(FD);
+  std::vector<CallSite> Calls = collectCalls(FD, &Pointers);
   for (CallSite &Site : Calls)
     Site.Loc = Code.visibleLoc(Site.Loc);
   return CallsCache[FD] = std::move(Calls);
@@ -1765,7 +1765,8 @@ private:
     // Through a std::function or function pointer: the event of the
     // callables it holds, when they all agree.
     if (Event == CaptureEvent::None) {
-      llvm::SmallVector<const FunctionDecl *, 2> Targets = invokedCallables(St);
+      llvm::SmallVector<const FunctionDecl *, 2> Targets =
+          invokedCallables(St, nullptr, &E.pointers());
       if (!Targets.empty() &&
           llvm::all_of(Targets, [&](const FunctionDecl *T) {
             return E.eventOf(T) == E.eventOf(Targets.front());
@@ -1795,7 +1796,8 @@ private:
     }
     if (Record && S.capturing()) {
       std::vector<CallSite> Sites;
-      appendCallSites(St, E.Code.visibleLoc(Loc), Sites);
+      appendCallSites(St, E.Code.visibleLoc(Loc), Sites, /*Stored=*/false,
+                      &E.pointers());
       for (CallSite &Site : Sites) {
         if (Site.K == CallSite::Kind::Callable)
           Site.Loc = E.Code.visibleLoc(Site.Loc);

@@ -246,6 +246,8 @@ public:
 
   CodeClassifier &code() { return Code; }
   ASTContext &context() { return Ctx; }
+  /// The functions the unit stores in function pointers, by type.
+  PointerTargets &pointers() { return Pointers; }
   /// The project index, for the events of functions defined in other units.
   void setIndex(IndexView *View) { Index = View; }
   /// The unit's overrides of a virtual method (class hierarchy analysis).
@@ -290,6 +292,7 @@ private:
   ASTContext &Ctx;
   CodeClassifier &Code;
   const CaptureApis &Apis;
+  PointerTargets Pointers{Ctx, Code};
   struct RegistryThunk {
     FlowEngine *Engine;
     bool operator()(const ValueDecl *D) const { return Engine->isRegistry(D); }

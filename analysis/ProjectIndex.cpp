@@ -213,6 +213,27 @@ private:
     return Callee;
   }
 
+  std::string pointerKey(const FunctionType *Fn) {
+    return PointerKeyPrefix.str() + Flows.pointers().key(Fn);
+  }
+
+  /// A call through a function pointer whose type names a class of the
+  /// program (the site of the call itself, not of its targets): every
+  /// function of the project stored as one may run there.
+  std::optional<IndexedCall> pointerCall(const CallSite &Site) {
+    if (Site.K != CallSite::Kind::Call || Site.Callee || Site.Indirect)
+      return std::nullopt;
+    const FunctionType *Fn = Flows.pointers().callType(Site.S);
+    if (!Fn)
+      return std::nullopt;
+    // Named as the program spells the pointer's type (`StepFn`).
+    QualType Written =
+        cast<CallExpr>(Site.S)->getCallee()->IgnoreParenImpCasts()->getType();
+    return IndexedCall{pointerKey(Fn),
+                       Written.getUnqualifiedType().getAsString(),
+                       locText(Site.Loc)};
+  }
+
   /// The parameter of the invoker a callable site passes.
   static std::optional<unsigned> passedParam(const CallSite &Site,
                                              const FunctionDecl *Invoker) {
@@ -301,6 +322,12 @@ private:
         addPass(F.Passes, std::move(*P));
         continue;
       }
+      if (std::optional<IndexedCall> C = pointerCall(FS.Site)) {
+        addCall(F.Calls, std::move(*C));
+        continue;
+      }
+      if (FS.Site.ByType)
+        continue; // the pointer's type stands for its targets
       if (const FunctionDecl *Callee = userCallee(FS.Site))
         if (!key(Callee).empty() && Flows.eventOf(Callee) == CaptureEvent::None)
           addCall(F.Calls, {key(Callee), name(Callee),
@@ -312,6 +339,13 @@ private:
     for (const CallSite &Site : Flows.callsIn(FD))
       if (std::optional<IndexedPass> P = pass(Site, false))
         addPass(F.Passes, std::move(*P));
+    // Stored in a function pointer: a call through one of its type in any
+    // unit may run it, as a virtual call may run an override.
+    if (const FunctionType *Fn = Flows.pointers().takenAs(FD)) {
+      std::string Sig = pointerKey(Fn);
+      if (!llvm::is_contained(F.Overrides, Sig))
+        F.Overrides.push_back(Sig);
+    }
     if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && M->isVirtual()) {
       F.Virtual = true;
       llvm::SmallVector<const CXXMethodDecl *, 4> Bases(
@@ -354,6 +388,12 @@ private:
         Seed.Name = P->InvokerName;
         Seed.Loc = P->Loc;
         Seed.Pass = std::move(*P);
+      } else if (std::optional<IndexedCall> C = pointerCall(FS.Site)) {
+        Seed.Function = C->Callee;
+        Seed.Name = C->Name;
+        Seed.Loc = C->Loc;
+      } else if (FS.Site.ByType) {
+        continue;
       } else if (const FunctionDecl *Callee = userCallee(FS.Site)) {
         if (key(Callee).empty() || Flows.eventOf(Callee) != CaptureEvent::None)
           continue;
@@ -830,6 +870,13 @@ ProjectIndex ProjectIndex::merge(const std::vector<TuSummary> &Summaries) {
   auto CallStep = [](llvm::StringRef Name, llvm::StringRef Loc) {
     return ("'" + Name + "' is called at " + relativeLoc(Loc)).str();
   };
+  auto StepTo = [&](const std::string &Key, const std::string &Name,
+                    llvm::StringRef Loc) {
+    if (llvm::StringRef(Key).starts_with(PointerKeyPrefix))
+      return "a function pointer of type '" + Name + "' is called at " +
+             relativeLoc(Loc);
+    return CallStep(Name, Loc);
+  };
   auto PassStep = [](const IndexedPass &P) {
     return "'" + P.CallableName + "' is passed to '" + P.InvokerName +
            "', which calls it, at " + relativeLoc(P.Loc);
@@ -865,8 +912,9 @@ ProjectIndex ProjectIndex::merge(const std::vector<TuSummary> &Summaries) {
               PassStep(*Seed.Pass), Seed.Modes, S.File, false);
         continue;
       }
-      Add(Seed.Function, Seed.Name, &Root, CallStep(Seed.Name, Seed.Loc),
-          Seed.Modes, S.File, false);
+      Add(Seed.Function, Seed.Name, &Root,
+          StepTo(Seed.Function, Seed.Name, Seed.Loc), Seed.Modes, S.File,
+          false);
     }
   // Callables passed to a function that begins a capture and calls them in
   // it (`run_captured(s, work)`).
@@ -897,8 +945,11 @@ ProjectIndex ProjectIndex::merge(const std::vector<TuSummary> &Summaries) {
         CrossReach Base = From;
         Base.Chain.pop_back();
         Base.ChainKeys.pop_back();
+        bool Pointer = llvm::StringRef(Key).starts_with(PointerKeyPrefix);
         Add(O, Override.Name, &Base,
-            From.Chain.back() + ", a virtual call that may run '" +
+            From.Chain.back() +
+                (Pointer ? ", which may run '"
+                         : ", a virtual call that may run '") +
                 Override.Name + "' (" + relativeLoc(Override.Loc) + ")",
             From.Modes, From.RootFile, From.OpRoot);
       }
@@ -907,13 +958,19 @@ ProjectIndex ProjectIndex::merge(const std::vector<TuSummary> &Summaries) {
       continue;
     const IndexedFunction &F = FIt->second;
     for (const IndexedCall &C : F.Calls)
-      Add(C.Callee, C.Name, &From, CallStep(C.Name, C.Loc), From.Modes,
-          From.RootFile, From.OpRoot);
+      Add(C.Callee, C.Name, &From, StepTo(C.Callee, C.Name, C.Loc),
+          From.Modes, From.RootFile, From.OpRoot);
     for (const IndexedPass &P : F.Passes)
       if (P.Captured && Invokes(P.Invoker, P.Arg, false))
         Add(P.Callable, P.CallableName, &From, PassStep(P), From.Modes,
             From.RootFile, From.OpRoot);
   }
+  // Pointer types were steps of the walk, not functions.
+  for (auto It = I.Reaches.begin(); It != I.Reaches.end();)
+    if (llvm::StringRef(It->first).starts_with(PointerKeyPrefix))
+      It = I.Reaches.erase(It);
+    else
+      ++It;
   return I;
 }
 

@@ -47,11 +47,16 @@ class CaptureAnalysis;
 
 /// Version of the summary and index formats; files of another version are
 /// rebuilt.
-inline constexpr int IndexFormatVersion = 3;
+inline constexpr int IndexFormatVersion = 4;
 
 /// The key of a function across translation units: the USR of its template
 /// pattern (for instantiations) or of itself. Empty when it has none.
 std::string functionKey(const FunctionDecl *FD);
+
+/// The key of a function pointer type across translation units: a call
+/// through one may run every function stored as one (listed as overriding
+/// it, like a virtual method).
+inline constexpr llvm::StringLiteral PointerKeyPrefix = "fnptr:";
 
 /// A file a summary was made from, to tell when it changed.
 struct IndexInput {

@@ -420,6 +420,12 @@ void CudaGraphCheck::addChainNotes(CaptureAnalysis &Analysis,
           << displayName(F) << When;
     else if (displayName(F) == "lambda")
       diag(R.Site->Loc, "the lambda runs %0", DiagnosticIDs::Note) << When;
+    else if (R.Site->ByType)
+      diag(R.Site->Loc,
+           "this call through a function pointer may run '%0' %1: the "
+           "program stores '%0' in a pointer of this type",
+           DiagnosticIDs::Note)
+          << displayName(F) << When;
     else
       diag(R.Site->Loc, "'%0' is called here %1", DiagnosticIDs::Note)
           << displayName(F) << When;

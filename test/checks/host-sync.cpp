@@ -667,3 +667,60 @@ struct LayeredService {
       runGraph();
   }
 };
+
+// ---------------------------------------------------------------------------
+// Op tables: the executor runs each op through a function pointer its
+// registration stored. The pointer's type names the program's own classes,
+// so every function of this unit stored as one may run under the capture.
+struct OpExecutor;
+struct PlannedOp;
+using OpForward = void (*)(OpExecutor &, const PlannedOp &);
+struct OpEntry {
+  const char *name;
+  OpForward forward;
+};
+struct PlannedOp {
+  OpForward fn;
+  int slot;
+};
+struct OpExecutor {
+  cudaStream_t stream;
+  float *dev;
+  float host;
+};
+void forwardCopyOut(OpExecutor &e, const PlannedOp &op) {
+  cudaMemcpy(&e.host, e.dev + op.slot, sizeof(float), cudaMemcpyDeviceToHost);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMemcpy' {{.*}}[cudagraph-host-sync]
+  // CHECK-MESSAGES: :[[@LINE+28]]:5: note: this call through a function pointer may run 'forwardCopyOut' during capture: the program stores 'forwardCopyOut' in a pointer of this type
+}
+void forwardScale(OpExecutor &e, const PlannedOp &op) {
+  cudaMemsetAsync(e.dev + op.slot, 0, sizeof(float), e.stream);
+}
+// Called by name only, never stored in an OpForward: not reached.
+void forwardDrain(OpExecutor &e, const PlannedOp &) {
+  cudaStreamSynchronize(e.stream);
+}
+static const OpEntry kOpTable[] = {{"copy_out", forwardCopyOut},
+                                   {"scale", &forwardScale}};
+PlannedOp planOp(int kind, int slot) {
+  PlannedOp op;
+  op.fn = kOpTable[kind].forward;
+  op.slot = slot;
+  return op;
+}
+// A generic callback type names no class of the program: what is stored as
+// one elsewhere (a host-function callback) is not assumed to run here.
+using HostCallback = void (*)(void *);
+void hostDrain(void *) { cudaDeviceSynchronize(); }
+HostCallback kDrainCallback = &hostDrain;
+void runPlannedOps(OpExecutor &e, const PlannedOp *ops, int n,
+                   HostCallback after, void *data) {
+  forwardDrain(e, ops[0]);
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(e.stream, cudaStreamCaptureModeGlobal);
+  for (int i = 0; i < n; ++i)
+    ops[i].fn(e, ops[i]);
+  HostCallback cb = kDrainCallback;
+  cb(data);
+  cudaStreamEndCapture(e.stream, &graph);
+}

@@ -33,3 +33,15 @@ struct Stage {
 struct NormStage : Stage {
   void run(cudaStream_t s) override;
 };
+
+// A step table: each step runs through the function pointer its file
+// registers (steps.cu); the runner (runner.cu) calls them under capture.
+struct StepPlan;
+using StepFn = void (*)(const StepPlan &, cudaStream_t);
+struct StepPlan {
+  StepFn run;
+  float *buf;
+  int n;
+};
+extern StepFn registered_step;
+void drain_plan(const StepPlan &plan, cudaStream_t s);

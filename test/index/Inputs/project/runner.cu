@@ -32,3 +32,12 @@ void capture_guarded(cudaStream_t s) {
   // The guard's scope has ended: not captured.
   cudaStreamSynchronize(s);
 }
+
+void capture_plans(cudaStream_t s, const StepPlan *plans, int count) {
+  drain_plan(plans[0], s);
+  cudaGraph_t g;
+  begin_graph(s);
+  for (int i = 0; i < count; ++i)
+    plans[i].run(plans[i], s);
+  end_graph(s, &g);
+}
