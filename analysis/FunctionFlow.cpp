@@ -124,6 +124,25 @@ CaptureEvent FlowEngine::eventOf(const FunctionDecl *Callee) {
   return summary(Def).Event;
 }
 
+/// Whether \p S calls a method by its qualified name (`Base::hook(s)`),
+/// which dispatches to that method and no override.
+static bool callsQualified(const Stmt *S) {
+  const auto *Call = dyn_cast_or_null<CXXMemberCallExpr>(S);
+  const auto *ME =
+      Call ? dyn_cast<MemberExpr>(Call->getCallee()->IgnoreParens()) : nullptr;
+  return ME && ME->hasQualifier();
+}
+
+CaptureEvent FlowEngine::eventOfCall(const Stmt *S,
+                                     const FunctionDecl *Callee) {
+  if (!Callee || !callsQualified(S) || !capturingOverride(Callee))
+    return eventOf(Callee);
+  const FunctionDecl *Def = definitionOf(Callee);
+  return Def && Code.isUserLocation(Def->getLocation()) && hasEvents(Def)
+             ? summary(Def).Event
+             : CaptureEvent::None;
+}
+
 const FunctionDecl *FlowEngine::capturingOverride(const FunctionDecl *Callee) {
   const auto *M = dyn_cast_or_null<CXXMethodDecl>(Callee);
   if (!M || !M->isVirtual() || !Overriders ||
@@ -184,7 +203,8 @@ bool FlowEngine::hasEvents(const FunctionDecl *FD) {
       Found = true;
       break;
     }
-    if (Def && Def != FD && capturingOverride(Site.Callee)) {
+    if (Def && Def != FD && capturingOverride(Site.Callee) &&
+        !callsQualified(Site.S)) {
       Found = true;
       break;
     }
@@ -1756,10 +1776,10 @@ private:
 
   CaptureState call(const Stmt *St, const FunctionDecl *Callee,
                     SourceLocation Loc, CaptureState S, bool Record) {
-    CaptureEvent Event = E.eventOf(Callee);
+    CaptureEvent Event = E.eventOfCall(St, Callee);
     // A virtual hook: the override that begins or ends (its mode, its name
     // in notes).
-    if (Event != CaptureEvent::None)
+    if (Event != CaptureEvent::None && !callsQualified(St))
       if (const FunctionDecl *Override = E.capturingOverride(Callee))
         Callee = Override;
     // Through a std::function or function pointer: the event of the

@@ -207,6 +207,10 @@ public:
   /// The event a call of \p Callee is: a capture API, or a user function
   /// whose summary begins or ends.
   CaptureEvent eventOf(const FunctionDecl *Callee);
+  /// The event call \p S of \p Callee is: eventOf, except that a qualified
+  /// call of a virtual method (`Base::hook(s)`) runs that method alone, not
+  /// an override.
+  CaptureEvent eventOfCall(const Stmt *S, const FunctionDecl *Callee);
   const FunctionSummary &summary(const FunctionDecl *Def);
   /// Whether \p FD's body calls a capture API, directly or through user
   /// functions.

@@ -724,3 +724,24 @@ void runPlannedOps(OpExecutor &e, const PlannedOp *ops, int n,
   cb(data);
   cudaStreamEndCapture(e.stream, &graph);
 }
+
+// A qualified call runs the method it names, not an override: the base hook
+// does nothing, so no capture is open after it.
+struct StepHooks {
+  virtual ~StepHooks() = default;
+  virtual void open(cudaStream_t) {}
+  virtual void close(cudaStream_t) {}
+};
+struct GraphStepHooks final : StepHooks {
+  cudaGraph_t graph = nullptr;
+  void open(cudaStream_t s) override {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  }
+  void close(cudaStream_t s) override { cudaStreamEndCapture(s, &graph); }
+};
+struct TimedStepHooks final : StepHooks {
+  void open(cudaStream_t s) override {
+    StepHooks::open(s);
+    cudaStreamSynchronize(s);
+  }
+};
