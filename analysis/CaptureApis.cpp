@@ -31,15 +31,22 @@ EventApi eventApiOf(llvm::StringRef Name) {
     NamePatterns Names;
     EventApi Api;
   };
+  // Whether every name the entries list contains "Event" (an event, or a
+  // stream's wait for one): then other names are answered without matching.
+  static bool AllNameEvents = true;
   static const std::vector<Entry> Entries = [] {
     std::vector<Entry> E;
+    llvm::SmallVector<llvm::StringRef, 8> Split;
 #define CUDAGRAPH_EVENT_API(Role, Names, EventArg, OtherEventArg)              \
-  E.push_back({NamePatterns(Names), {EventRole::Role, EventArg, OtherEventArg}});
+  E.push_back({NamePatterns(Names), {EventRole::Role, EventArg, OtherEventArg}}); \
+  Split.clear();                                                               \
+  llvm::StringRef(Names).split(Split, '|', -1, false);                         \
+  for (llvm::StringRef N : Split)                                              \
+    AllNameEvents &= N.contains("Event");
 #include "Hazards.def"
     return E;
   }();
-  // Every entry names an event or a stream's wait for one.
-  if (!Name.contains("Event"))
+  if (AllNameEvents && !Name.contains("Event"))
     return {};
   for (const Entry &E : Entries)
     if (E.Names.matches(Name))

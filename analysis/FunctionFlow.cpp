@@ -1923,9 +1923,13 @@ private:
                    });
     for (auto [Return, Root] : OpenReturns) {
       SourceLocation At = SM.getExpansionLoc(Return->getBeginLoc());
-      bool EndsLater = llvm::any_of(EndLocs, [&](SourceLocation End) {
-        return SM.isBeforeInTranslationUnit(At, SM.getExpansionLoc(End));
-      });
+      bool EndsLater =
+          llvm::any_of(EndLocs,
+                       [&](SourceLocation End) {
+                         return SM.isBeforeInTranslationUnit(
+                             At, SM.getExpansionLoc(End));
+                       }) ||
+          endSkippedByCondition(Return);
       bool Seen = llvm::any_of(F.OpenReturns, [&](const auto &P) {
         return P.first == Return && P.second == Root;
       });
@@ -2009,6 +2013,35 @@ private:
         forEachStmt(If->getCond(),
                     [&](const Stmt *S) { Calls |= isa<CallExpr>(S); });
         return Calls;
+      }
+      if (!isa_and_nonnull<CompoundStmt>(Parent))
+        return false;
+      Child = Parent;
+    }
+    return false;
+  }
+
+  /// Whether \p Return sits in an arm of an `if` whose condition holds an
+  /// end call that a path to the return skips: `if (!ok || !end(s)) return
+  /// false;` returns with the capture open when `ok` is false (the return
+  /// is reached capturing, so some path did not run the end).
+  bool endSkippedByCondition(const Stmt *Return) {
+    if (!Parents)
+      Parents = std::make_unique<ParentMap>(const_cast<Stmt *>(Body));
+    const SourceManager &SM = E.Ctx.getSourceManager();
+    const Stmt *Child = Return;
+    for (int Depth = 0; Depth < 4; ++Depth) {
+      const Stmt *Parent = Parents->getParent(Child);
+      if (const auto *If = dyn_cast_or_null<IfStmt>(Parent)) {
+        if (If->getCond() == Child)
+          return false;
+        SourceRange Cond(SM.getExpansionLoc(If->getCond()->getBeginLoc()),
+                         SM.getExpansionLoc(If->getCond()->getEndLoc()));
+        return llvm::any_of(EndLocs, [&](SourceLocation End) {
+          End = SM.getExpansionLoc(End);
+          return !SM.isBeforeInTranslationUnit(End, Cond.getBegin()) &&
+                 !SM.isBeforeInTranslationUnit(Cond.getEnd(), End);
+        });
       }
       if (!isa_and_nonnull<CompoundStmt>(Parent))
         return false;

@@ -1084,6 +1084,27 @@ const IndexedFunction *ProjectIndex::function(llvm::StringRef Key) const {
   return It == Functions.end() ? nullptr : &It->second;
 }
 
+std::optional<IndexedFunction>
+ProjectIndex::overriders(llvm::StringRef Key) const {
+  std::optional<IndexedFunction> Agreed;
+  for (const auto &[OKey, O] : Functions) {
+    if (O.Event == CaptureEvent::None ||
+        !llvm::is_contained(O.Overrides, Key))
+      continue;
+    if (Agreed && Agreed->Event != O.Event)
+      return std::nullopt; // one override begins, another ends: no hook
+    if (!Agreed) {
+      Agreed.emplace();
+      Agreed->Key = Key.str();
+      Agreed->Name = O.Name;
+      Agreed->Loc = O.Loc;
+      Agreed->Event = O.Event;
+    }
+    Agreed->Modes |= O.Modes;
+  }
+  return Agreed;
+}
+
 const CrossReach *ProjectIndex::reach(llvm::StringRef Key) const {
   auto It = Reaches.find(Key);
   return It == Reaches.end() ? nullptr : &It->second;
@@ -1127,9 +1148,20 @@ const IndexedFunction *IndexView::external(const FunctionDecl *FD) {
   if (K.empty())
     return nullptr;
   const IndexedFunction *F = Index->function(K);
+  if (!F)
+    if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && M->isVirtual())
+      F = overridden(K);
   if (F && F->Event != CaptureEvent::None)
     EventsUsed[K] = eventName(F->Event);
   return F;
+}
+
+const IndexedFunction *IndexView::overridden(const std::string &Key) {
+  auto [It, New] = Overridden.try_emplace(Key);
+  if (New)
+    if (std::optional<IndexedFunction> F = Index->overriders(Key))
+      It->second = std::make_unique<IndexedFunction>(std::move(*F));
+  return It->second.get();
 }
 
 std::string IndexView::remoteGlobalCapture(

@@ -169,6 +169,15 @@ public:
                                               std::string &Error);
 
   const IndexedFunction *function(llvm::StringRef Key) const;
+  /// What the overrides of virtual method \p Key (one without a body in the
+  /// index) agree on: the capture event those that begin or end share, with
+  /// their modes; none when none does or they disagree.
+  std::optional<IndexedFunction> overriders(llvm::StringRef Key) const;
+  /// Every function, by key.
+  const std::map<std::string, IndexedFunction, std::less<>> &
+  functions() const {
+    return Functions;
+  }
   /// Every function that runs under capture from some root, by key.
   const std::map<std::string, CrossReach, std::less<>> &reaches() const {
     return Reaches;
@@ -199,7 +208,10 @@ public:
   IndexView(std::shared_ptr<const ProjectIndex> Index, std::string MainFile)
       : Index(std::move(Index)), MainFile(std::move(MainFile)) {}
   const ProjectIndex &index() const { return *Index; }
-  /// The index's facts about \p FD (a function without a body here).
+  /// The index's facts about \p FD (a function without a body here). For a
+  /// virtual method the index has no body of (an interface's pure virtual
+  /// `beginCapture()`), the capture event its overrides in the project agree
+  /// on, with their modes: the call may run any of them.
   const IndexedFunction *external(const FunctionDecl *FD);
   /// How \p FD (defined here) runs under capture from another unit.
   const CrossReach *crossReach(const FunctionDecl *FD);
@@ -217,8 +229,13 @@ public:
 private:
   std::shared_ptr<const ProjectIndex> Index;
   std::string MainFile;
+  const IndexedFunction *overridden(const std::string &Key);
+
   llvm::DenseMap<const FunctionDecl *, std::string> Keys;
   std::map<std::string, std::string> EventsUsed;
+  /// Virtual methods without a body in the index: what their overrides
+  /// agree on (null when nothing).
+  std::map<std::string, std::unique_ptr<IndexedFunction>> Overridden;
 };
 
 /// The index the tool found next to the build (used when no ProjectIndex

@@ -88,10 +88,17 @@ bool inputsUnchanged(const TuSummary &S) {
 /// changes the regions of its callers.
 bool eventsAgree(const TuSummary &S, const ProjectIndex &I) {
   std::map<std::string, std::string> Now;
-  for (const std::string &K : S.Externs)
-    if (const clang::cudagraph::IndexedFunction *F = I.function(K);
-        F && F->Event != clang::cudagraph::CaptureEvent::None)
+  for (const std::string &K : S.Externs) {
+    std::optional<clang::cudagraph::IndexedFunction> Overridden;
+    const clang::cudagraph::IndexedFunction *F = I.function(K);
+    // A virtual method with no body anywhere: its overrides' event (the
+    // analysis asks only for virtual ones; a non-virtual function with no
+    // body has no overriders either).
+    if (!F && (Overridden = I.overriders(K)))
+      F = &*Overridden;
+    if (F && F->Event != clang::cudagraph::CaptureEvent::None)
       Now[K] = clang::cudagraph::eventName(F->Event);
+  }
   return Now == S.EventsUsed;
 }
 

@@ -654,3 +654,63 @@ int mixedSteps(MixedHook &h, cudaStream_t s) {
   h.step(s);
   return 0;
 }
+
+// The end inside a short-circuit condition: when a stage failed, `!ok` is
+// true and the end is never called, so the return leaves the capture open.
+bool shortCircuitEnd(cudaStream_t s, cudaGraph_t *g, int stages) {
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
+    return false;
+  bool ok = true;
+  for (int i = 0; i < stages && ok; ++i)
+    ok = enqueueAll(s);
+  if (!ok || cudaStreamEndCapture(s, g) != cudaSuccess)
+    return false;
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: this path returns while the capture it began is still open
+  return true;
+}
+
+// The same through an interface whose implementation begins and ends.
+struct StageCapture {
+  virtual ~StageCapture() = default;
+  virtual bool beginCapture() = 0;
+  virtual bool endCapture() = 0;
+};
+struct StreamStageCapture final : StageCapture {
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph = nullptr;
+  bool beginCapture() override {
+    return cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) ==
+           cudaSuccess;
+  }
+  bool endCapture() override {
+    return cudaStreamEndCapture(stream, &graph) == cudaSuccess;
+  }
+};
+bool captureThroughInterface(StageCapture *capture, cudaStream_t s) {
+  if (!capture->beginCapture())
+    return false;
+  bool ok = enqueueAll(s);
+  if (!ok || !capture->endCapture())
+    return false;
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: this path returns while the capture it began is still open
+  return true;
+}
+
+// Negative: every path to the return runs the end first (a failed end ends
+// the capture too), or the end runs only when the first test passed.
+bool endChecked(cudaStream_t s, cudaGraph_t *g) {
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
+    return false;
+  enqueueAll(s);
+  if (cudaStreamEndCapture(s, g) != cudaSuccess)
+    return false;
+  return true;
+}
+bool endCheckedAfterWork(cudaStream_t s, cudaGraph_t *g) {
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
+    return false;
+  bool ok = enqueueAll(s);
+  if (cudaStreamEndCapture(s, g) != cudaSuccess || !ok)
+    return false;
+  return true;
+}

@@ -26,3 +26,12 @@ CaptureGuard::CaptureGuard(cudaStream_t s) : stream(s) {
 }
 
 CaptureGuard::~CaptureGuard() { cudaStreamEndCapture(stream, &graph); }
+
+bool StreamGraphCapture::beginCapture() {
+  return cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) ==
+         cudaSuccess;
+}
+
+bool StreamGraphCapture::endCapture() {
+  return cudaStreamEndCapture(stream, &graph) == cudaSuccess;
+}

@@ -45,3 +45,19 @@ struct StepPlan {
 };
 extern StepFn registered_step;
 void drain_plan(const StepPlan &plan, cudaStream_t s);
+
+// A capture interface whose implementation lives in graph_utils.cu: a call
+// of the interface may run it.
+struct GraphCapture {
+  virtual ~GraphCapture() = default;
+  virtual bool beginCapture() = 0;
+  virtual bool endCapture() = 0;
+};
+struct StreamGraphCapture : GraphCapture {
+  explicit StreamGraphCapture(cudaStream_t s) : stream(s) {}
+  bool beginCapture() override;
+  bool endCapture() override;
+  cudaStream_t stream;
+  cudaGraph_t graph = nullptr;
+};
+bool run_stage(int i);

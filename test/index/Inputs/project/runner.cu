@@ -41,3 +41,16 @@ void capture_plans(cudaStream_t s, const StepPlan *plans, int count) {
     plans[i].run(plans[i], s);
   end_graph(s, &g);
 }
+
+// Begins and ends through the interface: a failed stage skips the end.
+bool capture_stages(GraphCapture *capture, cudaStream_t s, int count) {
+  if (!capture->beginCapture())
+    return false;
+  bool ok = true;
+  for (int i = 0; i < count && ok; ++i)
+    ok = run_stage(i);
+  if (!ok || !capture->endCapture())
+    return false;
+  cudaStreamSynchronize(s);
+  return true;
+}
