@@ -1656,9 +1656,29 @@ private:
     llvm::erase_if(S.Learned, [&](const auto &P) {
       return !llvm::is_contained(S.Roots, P.first);
     });
+    // The way taken tells each open capture what a local flag holds here,
+    // until the flag is written again (`if (!ok || !end(s)) { if (ok)
+    // reset(); }`: the capture left open on `!ok` never runs reset()).
+    for (const GuardFact &Fact : Facts)
+      if (isFlagAtom(Fact.Atom))
+        for (const RegionRoot *R : S.Roots)
+          if (llvm::none_of(S.Learned, [&](const auto &P) {
+                return P.first == R && P.second.Atom == Fact.Atom;
+              }))
+            S.Learned.push_back({R, Fact});
     if (S.Roots.empty())
       S.StreamGuarded = false;
     return S;
+  }
+
+  /// Whether \p Atom is one of the function's local flags (their writes
+  /// are all seen: learn() forgets what a write replaces).
+  bool isFlagAtom(const llvm::FoldingSetNodeID &Atom) const {
+    return llvm::any_of(Flags, [&](const VarDecl *VD) {
+      llvm::FoldingSetNodeID Own;
+      variableAtom(VD, Own);
+      return Own == Atom;
+    });
   }
 
   /// What statement \p St does to the flags of \p S: a constant stored in

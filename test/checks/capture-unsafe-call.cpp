@@ -256,3 +256,52 @@ public:
     replaying_ = true;
   }
 };
+
+// The way a branch takes tells what a local flag holds: the capture left
+// open by `!ok` reaches the inner `if (ok)` only with ok false, so the reset
+// there runs after the failed end, which ended the capture.
+bool runStage(int i);
+static void dropExec(cudaGraphExec_t *exec) {
+  if (*exec)
+    cudaGraphExecDestroy(*exec);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaGraphExecDestroy' destroys an executable graph during CUDA graph capture
+  // CHECK-MESSAGES: :[[@LINE+35]]:7: note: 'dropExec' is called here during capture
+  *exec = nullptr;
+}
+bool captureStagesResetOnFailedEnd(cudaStream_t s, cudaGraphExec_t *exec,
+                                   int stages) {
+  cudaGraph_t g;
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
+    return false;
+  bool ok = true;
+  for (int i = 0; i < stages; ++i)
+    if (!runStage(i)) {
+      ok = false;
+      break;
+    }
+  if (!ok || cudaStreamEndCapture(s, &g) != cudaSuccess) {
+    if (ok)
+      dropExec(exec);
+    return false;
+  }
+  return true;
+}
+// Positive: the reset on the failed stage runs with the capture open.
+bool captureStagesResetOnFailedStage(cudaStream_t s, cudaGraphExec_t *exec,
+                                     int stages) {
+  cudaGraph_t g;
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
+    return false;
+  bool ok = true;
+  for (int i = 0; i < stages; ++i)
+    if (!runStage(i)) {
+      ok = false;
+      break;
+    }
+  if (!ok || cudaStreamEndCapture(s, &g) != cudaSuccess) {
+    if (!ok)
+      dropExec(exec);
+    return false;
+  }
+  return true;
+}
