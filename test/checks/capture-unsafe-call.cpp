@@ -281,7 +281,7 @@ bool captureStagesResetOnFailedEnd(cudaStream_t s, cudaGraphExec_t *exec,
     }
   if (!ok || cudaStreamEndCapture(s, &g) != cudaSuccess) {
     if (ok)
-      dropExec(exec);
+      cudaGraphExecDestroy(*exec);
     return false;
   }
   return true;
