@@ -1124,6 +1124,7 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
   // Releases among the pending changes: a free of a pointer the graph
   // reads, the end of a local's scope whose address it was given.
   std::set<std::pair<const Stmt *, const Decl *>> Released;
+  bool NextCall = false; // the second pass, from a previous call's exit
   auto ReplayHere = [&](Pending &P, const GraphRef &G, const Stmt *At) {
     for (const auto &[Change, Root, Storage] : P.Changes) {
       if (Released.count({Change, Storage})) {
@@ -1138,8 +1139,10 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
           (Captured != RootGraphs.end() &&
            mentions(Captured->second.Via, Storage)))
         continue;
-      if (mayReplay(Root, G) && Reported.insert({Change, nullptr}).second)
+      if (mayReplay(Root, G) && Reported.insert({Change, nullptr}).second) {
         Found.push_back({Change, Root, At});
+        Found.back().NextCall = NextCall;
+      }
     }
   };
   // The graph keeps reading a released buffer; a capture of this function
@@ -1261,11 +1264,29 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
       }
     return P;
   };
-  std::vector<std::optional<Pending>> In = solveForward<Pending>(
-      *Cfg, Pending(), Transfer,
-      [](const CFGBlock &, const CFGBlock &, unsigned, const Pending &P) {
-        return std::optional<Pending>(P);
-      });
+  auto Edge = [](const CFGBlock &, const CFGBlock &, unsigned,
+                 const Pending &P) { return std::optional<Pending>(P); };
+  std::vector<std::optional<Pending>> In =
+      solveForward<Pending>(*Cfg, Pending(), Transfer, Edge);
+  // A function that replays and then changes what the graph keeps (a
+  // ping-pong index flipped after the launch) replays the stale value on
+  // its next call: the changes of members and globals pending at its exit
+  // flow once more from its entry.
+  if (Changes && Replays)
+    if (const std::optional<Pending> &AtExit =
+            In[Cfg->getExit().getBlockID()]) {
+      Pending Carried;
+      for (const auto &Pend : AtExit->Changes) {
+        const auto &[Change, Root, Storage] = Pend;
+        if (!IsLocalHere(Storage) && !Released.count({Change, Storage}))
+          Carried.Changes.insert(Pend);
+      }
+      if (!Carried.Changes.empty()) {
+        NextCall = true;
+        solveForward<Pending>(*Cfg, std::move(Carried), Transfer, Edge);
+        NextCall = false;
+      }
+    }
   // A local released when this function returns, read by a graph that
   // outlives the call: a replay elsewhere reads freed memory.
   if (const std::optional<Pending> &AtExit = In[Cfg->getExit().getBlockID()])
@@ -1401,8 +1422,14 @@ void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
          DiagnosticIDs::Note)
         << Name;
   addChainNotes(Analysis, Read->Site->Ctx.Chain, Read->Site->Ctx.Root);
-  diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
-       "the graph is replayed here", DiagnosticIDs::Note);
+  if (F.NextCall)
+    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
+         "the graph is replayed here on the next call of '%0'",
+         DiagnosticIDs::Note)
+        << FD->getNameAsString();
+  else
+    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
+         "the graph is replayed here", DiagnosticIDs::Note);
 }
 
 void FrozenHostStateCheck::reportRelease(CaptureAnalysis &Analysis,
@@ -1449,8 +1476,14 @@ void FrozenHostStateCheck::reportRelease(CaptureAnalysis &Analysis,
            "again on every path from here to the replay",
            DiagnosticIDs::Note)
           << displayName(Helper);
-  diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
-       "the graph is replayed here", DiagnosticIDs::Note);
+  if (F.NextCall)
+    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
+         "the graph is replayed here on the next call of '%0'",
+         DiagnosticIDs::Note)
+        << FD->getNameAsString();
+  else
+    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
+         "the graph is replayed here", DiagnosticIDs::Note);
 }
 
 //===----------------------------------------------------------------------===//

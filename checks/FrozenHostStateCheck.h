@@ -79,6 +79,9 @@ public:
     const Decl *Released = nullptr;
     /// The call of the helper that frees it (null: freed here).
     const CallExpr *Via = nullptr;
+    /// The replay is the one this function makes on its next call (the
+    /// change comes after it: `launch(exec); cur = 1 - cur;`).
+    bool NextCall = false;
   };
 
   /// A replay call in user code.

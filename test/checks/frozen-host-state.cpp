@@ -1188,3 +1188,38 @@ at::Tensor latticeForce(std::vector<at::cuda::CUDAGraph> &graphs,
   graphs[0].replay();
   return force.data_;
 }
+
+// Ping-pong buffers: the kernel was captured with the grid index of the
+// capture, and each step flips the index after the launch. The next step's
+// replay computes from the same buffer again.
+__global__ void lifeStep(const unsigned char *in, unsigned char *out);
+struct LifeBoard {
+  unsigned char *grid[2] = {nullptr, nullptr};
+  int current = 0;
+  int capturedAt = 0;
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  void capture() {
+    cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    lifeStep<<<64, 256, 0, stream>>>(grid[current], grid[1 - current]);
+    cudaStreamEndCapture(stream, &graph);
+    cudaGraphInstantiate(&exec, graph, 0);
+    capturedAt = current;
+  }
+  void step() {
+    cudaGraphLaunch(exec, stream);
+    current = 1 - current;
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'current' changes after the graph captured its value
+    // CHECK-MESSAGES: :[[@LINE-9]]:43: note: the graph keeps the value 'current' has here during capture
+    // CHECK-MESSAGES: :[[@LINE-4]]:5: note: the graph is replayed here on the next call of 'step'
+  }
+  // Negative: the index is tested before the replay, and a new capture
+  // follows when it moved.
+  void checkedStep() {
+    if (current != capturedAt)
+      capture();
+    cudaGraphLaunch(exec, stream);
+    current = 1 - current;
+  }
+};
