@@ -276,12 +276,7 @@ public:
   bool shouldVisitLambdaBody() const { return true; }
 
   bool TraverseDecl(Decl *D) {
-    if (!D)
-      return true;
-    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
-        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
-      return true;
-    if (const auto *FD = dyn_cast<FunctionDecl>(D); FD && runsOnDeviceOnly(FD))
+    if (!D || outsideHostUserCode(Code, D))
       return true;
     return RecursiveASTVisitor::TraverseDecl(D);
   }

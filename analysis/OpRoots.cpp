@@ -268,10 +268,7 @@ public:
   bool shouldVisitLambdaBody() const { return true; }
 
   bool TraverseDecl(Decl *D) {
-    if (!D)
-      return true;
-    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
-        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
+    if (!D || outsideUserCode(Code, D))
       return true;
     if (auto *FD = dyn_cast<FunctionDecl>(D)) {
       Enclosing.push_back(FD);

@@ -81,6 +81,24 @@ bool runsOnDeviceOnly(const FunctionDecl *FD) {
                 (FD->hasAttr<CUDADeviceAttr>() && !FD->hasAttr<CUDAHostAttr>()));
 }
 
+bool outsideUserCode(const CodeClassifier &Code, const Decl *D) {
+  return !isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
+         !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation());
+}
+
+bool outsideHostUserCode(const CodeClassifier &Code, const Decl *D) {
+  if (outsideUserCode(Code, D))
+    return true;
+  // Kernels and device-only functions run on the GPU: no host call in them
+  // can touch a capture, and the kernel templates of a CUDA unit are most
+  // of its functions.
+  if (const auto *FD = dyn_cast<FunctionDecl>(D))
+    return runsOnDeviceOnly(FD);
+  if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D))
+    return runsOnDeviceOnly(FT->getTemplatedDecl());
+  return false;
+}
+
 namespace {
 class UserFunctionWalker : public RecursiveASTVisitor<UserFunctionWalker> {
 public:
@@ -91,18 +109,7 @@ public:
   bool shouldVisitLambdaBody() const { return true; }
 
   bool TraverseDecl(Decl *D) {
-    if (!D)
-      return true;
-    if (!isa<TranslationUnitDecl>(D) && !isa<NamespaceDecl>(D) &&
-        !isa<LinkageSpecDecl>(D) && !Code.isUserLocation(D->getLocation()))
-      return true;
-    // Kernels and device-only functions run on the GPU: no host call in
-    // them can touch a capture, and the kernel templates of a CUDA unit are
-    // most of its functions.
-    if (const auto *FD = dyn_cast<FunctionDecl>(D); FD && runsOnDeviceOnly(FD))
-      return true;
-    if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D);
-        FT && runsOnDeviceOnly(FT->getTemplatedDecl()))
+    if (!D || outsideHostUserCode(Code, D))
       return true;
     return RecursiveASTVisitor::TraverseDecl(D);
   }

@@ -65,6 +65,14 @@ bool isRepeatingLoop(const Stmt *S);
 /// without __host__.
 bool runsOnDeviceOnly(const FunctionDecl *FD);
 
+/// Whether a walk of the user's code skips \p D whole: a declaration in a
+/// system or library header (translation units, namespaces and linkage
+/// specifications hold both and are entered).
+bool outsideUserCode(const CodeClassifier &Code, const Decl *D);
+/// outsideUserCode, and kernels and device-only functions (templates
+/// included): what a walk of the host code the user writes skips.
+bool outsideHostUserCode(const CodeClassifier &Code, const Decl *D);
+
 /// Which functions forEachUserFunction visits: templates as written, or the
 /// code that runs (instantiations and lambda bodies, no template patterns).
 enum class FunctionWalk { AsWritten, Instantiated };

@@ -1340,6 +1340,19 @@ static bool isWholeStatement(const Stmt *Body, const Stmt *E) {
   return Found;
 }
 
+void FrozenHostStateCheck::replayNote(CaptureAnalysis &Analysis,
+                                      const FunctionDecl *FD,
+                                      const Finding &F) {
+  if (F.NextCall)
+    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
+         "the graph is replayed here on the next call of '%0'",
+         DiagnosticIDs::Note)
+        << FD->getNameAsString();
+  else
+    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
+         "the graph is replayed here", DiagnosticIDs::Note);
+}
+
 void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
                                   const FunctionDecl *FD, const Finding &F) {
   const Decl *Storage = nullptr;
@@ -1422,14 +1435,7 @@ void FrozenHostStateCheck::report(CaptureAnalysis &Analysis,
          DiagnosticIDs::Note)
         << Name;
   addChainNotes(Analysis, Read->Site->Ctx.Chain, Read->Site->Ctx.Root);
-  if (F.NextCall)
-    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
-         "the graph is replayed here on the next call of '%0'",
-         DiagnosticIDs::Note)
-        << FD->getNameAsString();
-  else
-    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
-         "the graph is replayed here", DiagnosticIDs::Note);
+  replayNote(Analysis, FD, F);
 }
 
 void FrozenHostStateCheck::reportRelease(CaptureAnalysis &Analysis,
@@ -1476,14 +1482,7 @@ void FrozenHostStateCheck::reportRelease(CaptureAnalysis &Analysis,
            "again on every path from here to the replay",
            DiagnosticIDs::Note)
           << displayName(Helper);
-  if (F.NextCall)
-    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
-         "the graph is replayed here on the next call of '%0'",
-         DiagnosticIDs::Note)
-        << FD->getNameAsString();
-  else
-    diag(Analysis.visibleLoc(F.Replay->getBeginLoc()),
-         "the graph is replayed here", DiagnosticIDs::Note);
+  replayNote(Analysis, FD, F);
 }
 
 //===----------------------------------------------------------------------===//

@@ -115,6 +115,9 @@ private:
                                     const FunctionDecl *Except) const;
   void reportRelease(CaptureAnalysis &Analysis, const FunctionDecl *FD,
                      const Finding &F);
+  /// The note at the replay a finding of \p FD leads to.
+  void replayNote(CaptureAnalysis &Analysis, const FunctionDecl *FD,
+                  const Finding &F);
   /// Locals made anew on every call that a capture the function skips on
   /// later calls reads (per-call-input).
   void checkPerCallInputs(CaptureAnalysis &Analysis);
