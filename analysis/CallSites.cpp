@@ -7,6 +7,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/ADT/DenseSet.h"
+#include <functional>
 
 namespace clang::cudagraph {
 
@@ -572,6 +573,58 @@ void appendCallSites(const Stmt *S, SourceLocation Loc,
   }
 }
 
+/// The static local \p Cond tests for being unset: `!h`, `h == nullptr`,
+/// `h == 0`, `nullptr == h`; null otherwise.
+static const VarDecl *testedUnset(const Expr *Cond) {
+  Cond = Cond->IgnoreParenImpCasts();
+  const Expr *Var = nullptr;
+  if (const auto *U = dyn_cast<UnaryOperator>(Cond); U && U->getOpcode() == UO_LNot)
+    Var = U->getSubExpr();
+  else if (const auto *B = dyn_cast<BinaryOperator>(Cond);
+           B && B->getOpcode() == BO_EQ) {
+    auto IsNull = [](const Expr *E) {
+      E = E->IgnoreParenImpCasts();
+      if (isa<CXXNullPtrLiteralExpr, GNUNullExpr>(E))
+        return true;
+      const auto *I = dyn_cast<IntegerLiteral>(E);
+      return I && I->getValue().isZero();
+    };
+    if (IsNull(B->getRHS()))
+      Var = B->getLHS();
+    else if (IsNull(B->getLHS()))
+      Var = B->getRHS();
+  }
+  const auto *DRE =
+      Var ? dyn_cast<DeclRefExpr>(Var->IgnoreParenImpCasts()) : nullptr;
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  return VD && VD->isStaticLocal() ? VD : nullptr;
+}
+
+/// Whether \p If sets a static local it tests for being unset, in its then
+/// branch and with no else (`if (!h) create(&h);`, `if (!p) p = make();`):
+/// only the first call that finds it unset runs the branch.
+static bool lazilyInitializes(const IfStmt *If) {
+  const VarDecl *VD =
+      If->getCond() && !If->getElse() ? testedUnset(If->getCond()) : nullptr;
+  if (!VD)
+    return false;
+  bool Sets = false;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+    if (!S || Sets || isa<LambdaExpr>(S))
+      return;
+    if (const auto *B = dyn_cast<BinaryOperator>(S);
+        B && B->isAssignmentOp() && namesDecl(B->getLHS(), VD))
+      Sets = true;
+    if (const auto *U = dyn_cast<UnaryOperator>(S);
+        U && U->getOpcode() == UO_AddrOf && namesDecl(U->getSubExpr(), VD))
+      Sets = true;
+    for (const Stmt *Child : S->children())
+      Walk(Child);
+  };
+  Walk(If->getThen());
+  return Sets;
+}
+
 namespace {
 class Collector {
 public:
@@ -585,6 +638,17 @@ public:
       // The body is a function of its own; only the captures run here.
       for (const Expr *Init : L->capture_inits())
         collect(Init);
+      return;
+    }
+    // `static T *h; if (!h) create(&h);`: the branch runs on the first
+    // call only, like a static local's initializer.
+    if (const auto *If = dyn_cast<IfStmt>(S); If && lazilyInitializes(If)) {
+      collect(If->getInit());
+      collect(If->getCond());
+      ++Once;
+      collect(If->getThen());
+      --Once;
+      collect(If->getElse());
       return;
     }
     size_t First = Out.size();

@@ -596,34 +596,77 @@ bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
   return false;
 }
 
+void CaptureAnalysis::reachFrom(const FunctionDecl *Holder,
+                                llvm::function_ref<bool(const CallSite &)> Take,
+                                llvm::DenseSet<const FunctionDecl *> &Ran) {
+  llvm::SmallVector<const FunctionDecl *, 32> Work;
+  auto Follow = [&](const CallSite &Site) {
+    if (const FunctionDecl *Def = definitionOf(Site.Callee);
+        Def && !Def->isInStdNamespace() &&
+        Ran.insert(Def->getCanonicalDecl()).second)
+      Work.push_back(Def);
+  };
+  for (const CallSite &Site : Flows->callsIn(Holder))
+    if (Site.S && Site.K != CallSite::Kind::LocalDtor && Take(Site))
+      Follow(Site);
+  while (!Work.empty() && Ran.size() < MaxPreBeginFunctions)
+    for (const CallSite &Site : Flows->callsIn(Work.pop_back_val()))
+      if (Site.K != CallSite::Kind::LocalDtor)
+        Follow(Site);
+}
+
 bool CaptureAnalysis::ranBefore(const RegionRoot *Root,
                                 const FunctionDecl *FD) {
   if (!Root || !FD || Root->K != RegionRoot::Kind::BeginApi || !Root->Call ||
       !Root->Owner)
     return false;
+  const SourceManager &SM = Ctx.getSourceManager();
   auto [It, Inserted] = PreBeginReach.try_emplace(Root);
-  llvm::DenseSet<const FunctionDecl *> &Ran = It->second;
   if (Inserted) {
-    const SourceManager &SM = Ctx.getSourceManager();
     SourceLocation Begin = SM.getExpansionLoc(Root->Call->getBeginLoc());
-    llvm::SmallVector<const FunctionDecl *, 32> Work;
-    auto Follow = [&](const CallSite &Site) {
-      if (const FunctionDecl *Def = definitionOf(Site.Callee);
-          Def && !Def->isInStdNamespace() &&
-          Ran.insert(Def->getCanonicalDecl()).second)
-        Work.push_back(Def);
-    };
-    for (const CallSite &Site : Flows->callsIn(Root->Owner))
-      if (Site.S && Site.K != CallSite::Kind::LocalDtor &&
-          SM.isBeforeInTranslationUnit(SM.getExpansionLoc(Site.S->getBeginLoc()),
-                                       Begin))
-        Follow(Site);
-    while (!Work.empty() && Ran.size() < MaxPreBeginFunctions)
-      for (const CallSite &Site : Flows->callsIn(Work.pop_back_val()))
-        if (Site.K != CallSite::Kind::LocalDtor)
-          Follow(Site);
+    reachFrom(
+        Root->Owner,
+        [&](const CallSite &Site) {
+          return SM.isBeforeInTranslationUnit(
+              SM.getExpansionLoc(Site.S->getBeginLoc()), Begin);
+        },
+        It->second);
   }
-  return Ran.contains(FD->getCanonicalDecl());
+  if (It->second.contains(FD->getCanonicalDecl()))
+    return true;
+  // What every caller of the begin's function ran before the call (its
+  // arguments included: `run_captured(Gemm(...), ...)` constructs the
+  // functor, whose constructor warms the handle up, before the capture).
+  auto [CIt, CInserted] = CallerPreBeginReach.try_emplace(Root->Owner);
+  if (CInserted) {
+    auto Callers = Flows->callersOf(Root->Owner);
+    bool Known = !Callers.empty() &&
+                 llvm::none_of(Callers, [](const auto &C) { return !C.first; });
+    bool First = true;
+    for (auto [Caller, Call] : Known ? Callers : decltype(Callers)()) {
+      llvm::DenseSet<const FunctionDecl *> Here;
+      SourceLocation End = SM.getExpansionLoc(Call->getEndLoc());
+      reachFrom(
+          Caller,
+          [&](const CallSite &Site) {
+            return Site.S != Call &&
+                   SM.isBeforeInTranslationUnit(
+                       SM.getExpansionLoc(Site.S->getBeginLoc()), End);
+          },
+          Here);
+      if (First) {
+        CIt->second = std::move(Here);
+        First = false;
+      } else {
+        llvm::DenseSet<const FunctionDecl *> Both;
+        for (const FunctionDecl *F : CIt->second)
+          if (Here.contains(F))
+            Both.insert(F);
+        CIt->second = std::move(Both);
+      }
+    }
+  }
+  return CIt->second.contains(FD->getCanonicalDecl());
 }
 
 namespace {

@@ -325,9 +325,17 @@ private:
   /// Whether \p FD runs, through any chain of calls, from a call the
   /// function holding \p Root's begin makes before the begin (so a static
   /// local's initializer in it has run when the capture begins).
+  /// ... or from what every caller of that function runs before its call.
   bool ranBefore(const RegionRoot *Root, const FunctionDecl *FD);
+  /// Adds to \p Ran the functions the calls of \p Holder that \p Take
+  /// selects run, through any chain.
+  void reachFrom(const FunctionDecl *Holder,
+                 llvm::function_ref<bool(const CallSite &)> Take,
+                 llvm::DenseSet<const FunctionDecl *> &Ran);
   llvm::DenseMap<const RegionRoot *, llvm::DenseSet<const FunctionDecl *>>
       PreBeginReach;
+  llvm::DenseMap<const FunctionDecl *, llvm::DenseSet<const FunctionDecl *>>
+      CallerPreBeginReach;
   static constexpr unsigned MaxPreBeginFunctions = 4096;
   /// User overrides of \p M a virtual call of it may dispatch to.
   llvm::ArrayRef<const FunctionDecl *> overridersOf(const CXXMethodDecl *M);

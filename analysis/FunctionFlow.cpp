@@ -918,32 +918,44 @@ bool FlowEngine::contradictsGuards(const RegionRoot &Root,
   return false;
 }
 
-void FlowEngine::callerFacts(const FunctionDecl *FD,
-                             llvm::SmallVectorImpl<GuardFact> &Out,
-                             unsigned Depth) {
-  if (Depth > 2)
-    return;
+llvm::ArrayRef<std::pair<const FunctionDecl *, const CallExpr *>>
+FlowEngine::callersOf(const FunctionDecl *FD) {
   if (!CallersOf) {
     CallersOf.emplace();
+    llvm::DenseSet<const Expr *> CalleeRefs;
     forEachUserFunction(
         Ctx, Code,
         [&](const FunctionDecl *Caller) {
           forEachStmt(Caller->getBody(), [&](const Stmt *S) {
             const auto *Call = dyn_cast<CallExpr>(S);
             if (const FunctionDecl *Callee =
-                    Call ? Call->getDirectCallee() : nullptr)
+                    Call ? Call->getDirectCallee() : nullptr) {
               (*CallersOf)[Callee->getCanonicalDecl()].push_back(
                   {Caller, Call});
-            // A use other than the callee of a call: the address escapes.
+              CalleeRefs.insert(Call->getCallee()->IgnoreParenImpCasts());
+            }
+            // A use other than the callee of a call (visited after the
+            // call itself): the address escapes.
             if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
               if (const auto *F = dyn_cast<FunctionDecl>(DRE->getDecl()))
-                if (!Call)
+                if (!CalleeRefs.contains(DRE))
                   (*CallersOf)[F->getCanonicalDecl()].push_back(
                       {nullptr, nullptr});
           });
         },
         FunctionWalk::Instantiated);
   }
+  auto It = CallersOf->find(FD->getCanonicalDecl());
+  if (It == CallersOf->end())
+    return {};
+  return It->second;
+}
+
+void FlowEngine::callerFacts(const FunctionDecl *FD,
+                             llvm::SmallVectorImpl<GuardFact> &Out,
+                             unsigned Depth) {
+  if (Depth > 2)
+    return;
   if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && M->isVirtual())
     return;
   // Made once per function (a recursive way back in sees none).
@@ -952,12 +964,12 @@ void FlowEngine::callerFacts(const FunctionDecl *FD,
     Out.append(Memo->second.begin(), Memo->second.end());
     return;
   }
-  auto It = CallersOf->find(FD->getCanonicalDecl());
-  if (It == CallersOf->end() || It->second.empty())
+  auto Callers = callersOf(FD);
+  if (Callers.empty())
     return;
   llvm::SmallVector<GuardFact, 4> Common;
   bool First = true;
-  for (auto [Caller, Call] : It->second) {
+  for (auto [Caller, Call] : Callers) {
     if (!Caller || !Caller->getBody())
       return;
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
@@ -1838,9 +1850,11 @@ private:
       std::vector<CallSite> Sites;
       appendCallSites(St, E.Code.visibleLoc(Loc), Sites, /*Stored=*/false,
                       &E.pointers());
+      bool Once = onceInit(St);
       for (CallSite &Site : Sites) {
         if (Site.K == CallSite::Kind::Callable)
           Site.Loc = E.Code.visibleLoc(Site.Loc);
+        Site.OnceInit |= Once;
         F.Sites.push_back({Site, S});
       }
       if (const auto *Call = dyn_cast<CallExpr>(St))
@@ -2041,6 +2055,19 @@ private:
     return false;
   }
 
+  /// Whether call \p St runs on the function's first call only (in a static
+  /// local's initializer, or a branch that sets a static local it tests
+  /// unset), as the function's collected calls say.
+  bool onceInit(const Stmt *St) {
+    if (!OnceStmts) {
+      OnceStmts.emplace();
+      for (const CallSite &Site : E.callsIn(F.Function))
+        if (Site.OnceInit && Site.S)
+          OnceStmts->insert(Site.S);
+    }
+    return OnceStmts->contains(St);
+  }
+
   /// Whether \p Return sits in an arm of an `if` whose condition holds an
   /// end call that a path to the return skips: `if (!ok || !end(s)) return
   /// false;` returns with the capture open when `ok` is false (the return
@@ -2121,6 +2148,7 @@ private:
   /// Returns reached with the caller's capture open (entered capturing).
   std::vector<const Stmt *> EntryOpenReturns;
   std::vector<SourceLocation> EndLocs;
+  std::optional<llvm::DenseSet<const Stmt *>> OnceStmts;
   /// The stream each end names (namedStream; null: not known).
   std::vector<const Decl *> EndStreams;
 };

@@ -252,6 +252,10 @@ public:
   ASTContext &context() { return Ctx; }
   /// The functions the unit stores in function pointers, by type.
   PointerTargets &pointers() { return Pointers; }
+  /// The calls of \p FD in the unit's user code, with the functions making
+  /// them; a null entry when its address is taken (callers unknown).
+  llvm::ArrayRef<std::pair<const FunctionDecl *, const CallExpr *>>
+  callersOf(const FunctionDecl *FD);
   /// The project index, for the events of functions defined in other units.
   void setIndex(IndexView *View) { Index = View; }
   /// The unit's overrides of a virtual method (class hierarchy analysis).

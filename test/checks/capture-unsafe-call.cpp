@@ -305,3 +305,44 @@ bool captureStagesResetOnFailedStage(cudaStream_t s, cudaGraphExec_t *exec,
   }
   return true;
 }
+
+// A handle kept in a static local, made on the first call that finds it
+// unset. The functor's constructor asks for it, and the caller constructs
+// the functor before the function that captures runs: the capture finds the
+// handle made.
+cublasHandle_t sharedBlasHandle() {
+  static cublasHandle_t handle;
+  if (!handle)
+    cublasCreate(&handle);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cublasCreate' creates or destroys a cuBLAS handle during CUDA graph capture
+  return handle;
+}
+cublasHandle_t groupedBlasHandle() {
+  static cublasHandle_t handle = nullptr;
+  if (handle == nullptr) {
+    cublasStatus_t status = cublasCreate(&handle);
+    (void)status;
+  }
+  return handle;
+}
+struct GroupedGemm {
+  GroupedGemm() { groupedBlasHandle(); }
+  void operator()(cudaStream_t s) const {
+    cublasSetStream(groupedBlasHandle(), s);
+  }
+};
+template <typename Gemm> void captureGrouped(Gemm &&gemm, cudaStream_t s) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  gemm(s);
+  cudaStreamEndCapture(s, &g);
+}
+void groupedGemmWarm(cudaStream_t s) { captureGrouped(GroupedGemm(), s); }
+// Positive: nothing asks for the handle before this capture.
+void sharedHandleCold(cudaStream_t s) {
+  cudaGraph_t g;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cublasSetStream(sharedBlasHandle(), s);
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: note: 'sharedBlasHandle' is called here during capture
+  cudaStreamEndCapture(s, &g);
+}
