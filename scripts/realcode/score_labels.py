@@ -31,6 +31,7 @@ Usage:
 
 import argparse
 import json
+import os
 import re
 import sys
 
@@ -57,6 +58,30 @@ def read_labels(path):
     return labels
 
 
+
+TREES = "/tmp/cudagraph-realcode"
+_canon_cache = {}
+
+
+def canon(loc):
+    """`repo@commit:path:line` with the path resolved through symbolic links
+    in the fetched tree (a unit `x.cuda.cu` that links to `x.hip.cpp` is that
+    file), when the tree is there."""
+    if loc in _canon_cache:
+        return _canon_cache[loc]
+    out = loc
+    m = re.match(r"(?P<repo>[^@]+)@(?P<commit>[0-9a-f]{40}):(?P<path>.+):(?P<line>\d+)$", loc)
+    if m:
+        root = os.path.join(TREES, m.group("repo").replace("/", "+") + "@" + m.group("commit"))
+        full = os.path.join(root, m.group("path"))
+        if os.path.islink(full):
+            real = os.path.realpath(full)
+            if real.startswith(os.path.realpath(root) + os.sep):
+                out = (f"{m.group('repo')}@{m.group('commit')}:"
+                       f"{os.path.relpath(real, os.path.realpath(root))}:{m.group('line')}")
+    _canon_cache[loc] = out
+    return out
+
 def read_triage(path):
     verdicts = {}
     if not path:
@@ -76,8 +101,11 @@ def main():
     parser.add_argument("--adjudicated")
     args = parser.parse_args()
 
-    labels = read_labels(args.labels)
-    adjudicated = read_triage(args.adjudicated)
+    labels = {}
+    for loc, items in read_labels(args.labels).items():
+        labels.setdefault(canon(loc), []).extend(items)
+    adjudicated = {(canon(loc), check): verdict
+                   for (loc, check), verdict in read_triage(args.adjudicated).items()}
     with open(args.results) as f:
         results = json.load(f)
 
@@ -85,7 +113,7 @@ def main():
     for entry in results:
         prefix = f"{entry['repo']}@{entry['commit']}:"
         for finding in entry.get("findings", []):  # skipped entries have none
-            findings.add((prefix + f"{finding['file']}:{finding['line']}", finding["check"]))
+            findings.add((canon(prefix + f"{finding['file']}:{finding['line']}"), finding["check"]))
 
     true, false, unread = [], [], []
     for loc, check in sorted(findings):
@@ -110,7 +138,7 @@ def main():
                 m = NOTE_RE.match(note)
                 if m and ("also returns with the capture open" in m.group("text") or
                           "runs eagerly on the legacy stream" in m.group("text")):
-                    found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
+                    found_lines.add(canon(prefix + f"{m.group('file')}:{m.group('line')}"))
             # The calls of the function that holds the finding: the first
             # note of its chain and the other calls listed after it.
             for i, note in enumerate(finding.get("notes", [])):
@@ -125,16 +153,16 @@ def main():
                                        " constructs a " in text or
                                        " destroys a " in text or
                                        " runs during capture when " in text))):
-                    found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
+                    found_lines.add(canon(prefix + f"{m.group('file')}:{m.group('line')}"))
                 # A call further up the chain finds a label of the same
                 # check there (the call through which the hazard is reached).
                 # A per-call input reported at its declaration: the copy or
                 # launch that hands its address to the graph.
                 if m and (finding["check"] == "cudagraph-frozen-host-state" and
                           text.startswith("the graph is given the address of ")):
-                    found_lines.add(prefix + f"{m.group('file')}:{m.group('line')}")
+                    found_lines.add(canon(prefix + f"{m.group('file')}:{m.group('line')}"))
                 if m and " is called here " in text:
-                    chain_steps.add((prefix + f"{m.group('file')}:{m.group('line')}",
+                    chain_steps.add((canon(prefix + f"{m.group('file')}:{m.group('line')}"),
                                      finding["check"]))
     # A capture left open may be labeled at its begin: a capture-left-open
     # finding whose note names that begin finds it.
@@ -147,7 +175,7 @@ def main():
             for note in finding.get("notes", []):
                 m = NOTE_RE.match(note)
                 if m and m.group("text").startswith("CUDA graph capture begins here"):
-                    left_open_begins.add(prefix + f"{m.group('file')}:{m.group('line')}")
+                    left_open_begins.add(canon(prefix + f"{m.group('file')}:{m.group('line')}"))
     def is_missed(loc, label):
         return (loc not in found_lines and (loc, label["check"]) not in chain_steps and
                 not (label["check"] == "cudagraph-capture-left-open" and loc in left_open_begins))
