@@ -331,8 +331,12 @@ const Expr *unwrap(const Expr *E) {
 /// cudaStream_t or a c10::Stream.
 bool isTorchDefaultStream(const Expr *E) {
   E = unwrap(E);
+  // `getDefaultCUDAStream()` converted, or its `.stream()`.
   if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(E);
-      MC && isa_and_nonnull<CXXConversionDecl>(MC->getMethodDecl()))
+      MC && MC->getMethodDecl() &&
+      (isa<CXXConversionDecl>(MC->getMethodDecl()) ||
+       (MC->getMethodDecl()->getIdentifier() &&
+        MC->getMethodDecl()->getName() == "stream")))
     E = unwrap(MC->getImplicitObjectArgument());
   const auto *Call = dyn_cast_or_null<CallExpr>(E);
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;

@@ -1234,6 +1234,23 @@ public:
     return false;
   }
 
+  /// Whether \p Call may throw: not a kernel launch, not a C function (the
+  /// CUDA runtime and driver APIs), not declared noexcept (TensorRT's API).
+  static bool mayThrow(const CallExpr *Call) {
+    if (isa<CUDAKernelCallExpr>(Call))
+      return false;
+    QualType T = Call->getCallee()->IgnoreParenImpCasts()->getType();
+    if (const FunctionDecl *FD = Call->getDirectCallee()) {
+      if (FD->isExternC() || FD->isInExternCContext())
+        return false;
+      T = FD->getType();
+    }
+    if (const auto *PT = T->getAs<PointerType>())
+      T = PT->getPointeeType();
+    const auto *FPT = T->getAs<FunctionProtoType>();
+    return !(FPT && FPT->isNothrow());
+  }
+
   /// `try { begin(s); work(s); end(s); } catch (...) { fallback(); }`: an
   /// exception from the captured work lands in a handler with the capture
   /// still open, and a handler that neither ends it nor leaves by a throw
@@ -1250,15 +1267,27 @@ public:
       const auto *Try = dyn_cast<CXXTryStmt>(S);
       if (!Try)
         return;
+      // Open: the captures open at a call of the try block that may throw
+      // (`try { begin(s); ctx->enqueueV3(s); end(s); } catch (...)` with a
+      // noexcept enqueueV3 lands no exception in the handler mid-capture).
       llvm::SmallVector<const RegionRoot *, 2> Open, Ended;
       forEachStmt(Try->getTryBlock(), [&](const Stmt *In) {
+        if (isa<CXXThrowExpr>(In)) {
+          if (const CaptureState *State = F.stateAt(In))
+            for (const RegionRoot *R : State->Roots)
+              if (R->K != RegionRoot::Kind::Entry &&
+                  !llvm::is_contained(Open, R))
+                Open.push_back(R);
+          return;
+        }
         auto It = F.States.find(In);
         if (It == F.States.end() || !isa<CallExpr>(In))
           return;
+        bool Throws = mayThrow(cast<CallExpr>(In));
         for (const RegionRoot *R : It->second.Roots) {
           if (R->K == RegionRoot::Kind::Entry)
             continue;
-          if (!llvm::is_contained(Open, R))
+          if (Throws && !llvm::is_contained(Open, R))
             Open.push_back(R);
           const FunctionDecl *Callee = cast<CallExpr>(In)->getDirectCallee();
           if (E.eventOf(Callee) == CaptureEvent::End &&

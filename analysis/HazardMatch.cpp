@@ -898,9 +898,34 @@ bool asksTemporaryStorageSize(const CallExpr *Call, ASTContext &Ctx) {
 /// Work sent to the legacy default stream: a launch or stream-taking API
 /// call given stream 0 (or none), or a libtorch guard or setter making the
 /// default stream current.
+const Expr *legacyStreamOrigin(const Expr *E, const ASTContext &Ctx,
+                               const MatchContext &Where, unsigned Level,
+                               unsigned Depth) {
+  StreamValue V = streamValue(E, Ctx);
+  if (V != StreamValue::Unknown || !E)
+    return isLegacyStream(V, Where.PerThreadDefaultStream) ? E : nullptr;
+  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+  const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
+  const auto *Owner =
+      P ? dyn_cast<FunctionDecl>(P->getDeclContext()) : nullptr;
+  if (!Owner || !Owner->getBody() || Depth > 8 || !Where.Arguments ||
+      Level == NoLevel || P->getType()->isReferenceType() ||
+      mayChange(Owner->getBody(), P))
+    return nullptr;
+  llvm::SmallVector<PassedArgument, 2> Passed;
+  if (!Where.Arguments(P, Level, Passed))
+    return nullptr;
+  for (const PassedArgument &A : Passed)
+    if (const Expr *Origin =
+            legacyStreamOrigin(A.Arg, Ctx, Where, A.Level, Depth + 1))
+      return Origin;
+  return nullptr;
+}
+
 static bool usesLegacyStream(const Hazard &H, CodeClassifier &Code,
                              const FunctionDecl *FD, const Stmt *S,
-                             bool PerThread) {
+                             const MatchContext &Where) {
+  bool PerThread = Where.PerThreadDefaultStream;
   ASTContext &Ctx = FD->getASTContext();
   if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(S)) {
     const CXXRecordDecl *RD = Construct->getConstructor()->getParent();
@@ -924,7 +949,7 @@ static bool usesLegacyStream(const Hazard &H, CodeClassifier &Code,
     if (Name.starts_with("cub::") && asksTemporaryStorageSize(Call, Ctx))
       return false;
   }
-  return isLegacyStream(streamValue(streamArgument(Call), Ctx), PerThread);
+  return legacyStreamOrigin(streamArgument(Call), Ctx, Where) != nullptr;
 }
 
 static bool usesHazard(const Hazard &H, CodeClassifier &Code,
@@ -953,7 +978,7 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::PinnedFlag:
     return Call && passesTrueToParam(Call, H.Names, FD->getASTContext());
   case HazardKind::LegacyStream:
-    return usesLegacyStream(H, Code, FD, S, Where.PerThreadDefaultStream);
+    return usesLegacyStream(H, Code, FD, S, Where);
   case HazardKind::UncapturedStream:
     // Another thread records nothing whatever stream it names; on the
     // capturing thread the legacy stream is the one stream known not to be

@@ -76,6 +76,15 @@ inline bool isLegacyStream(StreamValue Value, bool PerThreadDefault) {
          (Value == StreamValue::Default && !PerThreadDefault);
 }
 
+/// The expression that makes the stream \p E the legacy default stream in
+/// \p Where: \p E itself when it is 0, nullptr or cudaStreamLegacy, or, for
+/// a stream parameter its function never changes, the argument a call on
+/// the chain (from level \p Level up) passes for it (`launch(0, ...)` for
+/// `launch`'s `k<<<g, b, 0, stream>>>`). Null when it is not known to be.
+const Expr *legacyStreamOrigin(const Expr *E, const ASTContext &Ctx,
+                               const MatchContext &Where, unsigned Level = 0,
+                               unsigned Depth = 0);
+
 /// The first hazard in \p Hazards that \p Site uses in \p Where, or null.
 const Hazard *matchHazard(CodeClassifier &Code, llvm::ArrayRef<Hazard> Hazards,
                           const CallSite &Site,

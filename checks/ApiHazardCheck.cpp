@@ -92,7 +92,7 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
       return;
   } else {
     std::vector<FixItHint> Fixes;
-    if (!Via)
+    if (!Via && !relocate(Analysis, *H, Site, Loc, Range, Lead))
       Fixes = fixesFor(Analysis, *H, Site);
     if (!reportHazard(Analysis, *H, Loc, Range, Lead, Site.Function,
                       Via ? Via->Parent : Site.Ctx.Chain, Site.Ctx.Root, Fixes))

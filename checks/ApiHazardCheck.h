@@ -39,6 +39,14 @@ protected:
   /// \p H at \p Site, emitted right after the warning (none by default).
   virtual void notesFor(CaptureAnalysis &Analysis, const Hazard &H,
                         const CapturedSite &Site) {}
+  /// Whether a finding of \p H at \p Site belongs where its cause is
+  /// written rather than at the call: sets \p Loc, \p Range and \p Lead
+  /// (the subject of the message) and returns true.
+  virtual bool relocate(CaptureAnalysis &Analysis, const Hazard &H,
+                        const CapturedSite &Site, SourceLocation &Loc,
+                        SourceRange &Range, std::string &Lead) {
+    return false;
+  }
 
   const std::string ExtraFunctions;
   const std::vector<Hazard> Hazards;

@@ -6,6 +6,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Analysis/CFG.h"
+#include "llvm/ADT/StringSwitch.h"
 #include <map>
 
 namespace clang::tidy::cudagraph {
@@ -93,6 +94,14 @@ static const VarDecl *dereferencedVariable(const Stmt *E) {
          M->getName() == "back"))
       Base = MC->getImplicitObjectArgument();
   return Base ? varOf(Base) : nullptr;
+}
+
+/// Tensor methods whose result's shape depends on the tensor's values.
+static bool hasDataDependentShape(StringRef Method) {
+  return llvm::StringSwitch<bool>(Method)
+      .Cases("nonzero", "masked_select", "unique", "unique_consecutive", true)
+      .Cases("repeat_interleave", "index", "nonzero_static", true)
+      .Default(false);
 }
 
 bool DataDependentBranchCheck::isDeviceReadCall(CaptureAnalysis &Analysis,
@@ -221,12 +230,23 @@ public:
   std::vector<std::pair<const Stmt *, Taint>> Points;
 
 private:
-  /// Whether \p Value is itself the copy \p Read of a tensor to the host.
+  /// Whether \p Value is the copy \p Read of a tensor to the host, or a
+  /// tensor made from that copy by methods whose result shape does not
+  /// depend on the data (`.cpu().to(torch::kInt32)`, `.contiguous()`).
   bool isHostCopyOf(const Expr *Value, const Stmt *Read) {
     const auto *Call = dyn_cast<CallExpr>(Read);
-    if (!Call || Value->IgnoreImplicit() != Call->IgnoreImplicit() ||
-        !Call->getDirectCallee())
+    if (!Call || !Call->getDirectCallee())
       return false;
+    const Expr *V = Value->IgnoreImplicit();
+    while (V != Call->IgnoreImplicit()) {
+      const auto *MC = dyn_cast<CXXMemberCallExpr>(V);
+      const CXXMethodDecl *M = MC ? MC->getMethodDecl() : nullptr;
+      if (!M || !M->getIdentifier() || !isTensorType(MC->getType()) ||
+          !isTensorType(M->getFunctionObjectParameterType()) ||
+          hasDataDependentShape(M->getName()))
+        return false;
+      V = MC->getImplicitObjectArgument()->IgnoreImplicit();
+    }
     CallSite Site{CallSite::Kind::Call, Call, Call->getExprLoc(),
                   Call->getDirectCallee()};
     const Hazard *H = matchHazard(Analysis.code(), Check.Reads, Site);

@@ -44,6 +44,65 @@ std::vector<FixItHint> LegacyStreamCheck::fixesFor(CaptureAnalysis &Analysis,
   return {FixItHint::CreateReplacement(Arg->getSourceRange(), *Stream)};
 }
 
+/// For a legacy-stream finding at \p Site whose stream is a parameter, the
+/// argument of a call up the chain that gives it the legacy stream (a
+/// CXXDefaultArgExpr when that call leaves it to its default); null when
+/// the stream argument at the site is itself the legacy stream.
+static const Expr *passedLegacyStream(CaptureAnalysis &Analysis,
+                                      const Hazard &H,
+                                      const CapturedSite &Site,
+                                      const MatchContext &Where,
+                                      const DeclRefExpr *&Param) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(Site.Site.S);
+  if (H.Kind != HazardKind::LegacyStream || !Call)
+    return nullptr;
+  const Expr *Stream = streamArgument(Call);
+  Param = Stream ? dyn_cast<DeclRefExpr>(Stream->IgnoreParenImpCasts())
+                 : nullptr;
+  const Expr *Origin = legacyStreamOrigin(Stream, Analysis.context(), Where);
+  return Param && Origin != Stream ? Origin : nullptr;
+}
+
+static SourceLocation originLoc(const Expr *Origin) {
+  if (const auto *Default = dyn_cast<CXXDefaultArgExpr>(Origin))
+    return Default->getUsedLocation();
+  return Origin->getBeginLoc();
+}
+
+bool LegacyStreamCheck::relocate(CaptureAnalysis &Analysis, const Hazard &H,
+                                 const CapturedSite &Site, SourceLocation &Loc,
+                                 SourceRange &Range, std::string &Lead) {
+  const DeclRefExpr *Param = nullptr;
+  const Expr *Origin =
+      passedLegacyStream(Analysis, H, Site, matchContextOf(Site), Param);
+  if (!Origin)
+    return false;
+  // The launcher is right for its other callers: the call that gives it
+  // the legacy stream is what to change.
+  Loc = Analysis.visibleLoc(originLoc(Origin));
+  Range = isa<CXXDefaultArgExpr>(Origin) ? SourceRange(Loc)
+                                           : Origin->getSourceRange();
+  const auto *Owner = dyn_cast<FunctionDecl>(Param->getDecl()->getDeclContext());
+  bool Launch = isa<CUDAKernelCallExpr>(Site.Site.S);
+  Lead = Lead + (Launch ? ", launched" : ", called") + " in '" +
+         (Owner ? displayName(Owner) : std::string("?")) +
+         "' on the stream this call " +
+         (isa<CXXDefaultArgExpr>(Origin) ? "leaves to its default,"
+                                          : "passes,");
+  return true;
+}
+
+void LegacyStreamCheck::notesFor(CaptureAnalysis &Analysis, const Hazard &H,
+                                 const CapturedSite &Site) {
+  const DeclRefExpr *Param = nullptr;
+  if (!passedLegacyStream(Analysis, H, Site, matchContextOf(Site), Param))
+    return;
+  diag(Analysis.visibleLoc(Site.Site.Loc),
+       "'%0' is %select{launched|called}1 here on '%2'", DiagnosticIDs::Note)
+      << (Site.Site.Callee ? displayName(Site.Site.Callee) : std::string("?"))
+      << !isa<CUDAKernelCallExpr>(Site.Site.S) << Param->getDecl()->getName();
+}
+
 bool LegacyStreamCheck::defaultStreamCurrent(const FunctionDecl *Owner,
                                              const Stmt *Begin) {
   if (!Owner || !Owner->getBody())

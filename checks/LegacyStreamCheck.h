@@ -24,6 +24,14 @@ protected:
   void checkCapture(CaptureAnalysis &Analysis) override;
   std::vector<FixItHint> fixesFor(CaptureAnalysis &Analysis, const Hazard &H,
                                   const CapturedSite &Site) override;
+  /// A launch on a stream parameter given the legacy stream by a caller up
+  /// the chain is reported at that caller's argument, with a note at the
+  /// launch.
+  bool relocate(CaptureAnalysis &Analysis, const Hazard &H,
+                const CapturedSite &Site, SourceLocation &Loc,
+                SourceRange &Range, std::string &Lead) override;
+  void notesFor(CaptureAnalysis &Analysis, const Hazard &H,
+                const CapturedSite &Site) override;
 
 private:
   /// Whether the libtorch current stream is the default stream where

@@ -162,3 +162,21 @@ void hostCopyShape(at::cuda::CUDAGraph &graph, at::Tensor box) {
     box.zero_();
   graph.capture_end();
 }
+
+// A converted host copy keeps the device tensor's shape: the loop bound is
+// host metadata, the element read in the loop is device data.
+void convertedCopyShape(at::cuda::CUDAGraph &graph, at::Tensor groups,
+                        at::Tensor y) {
+  graph.capture_begin();
+  auto host = groups.cpu().to(at::kInt).contiguous();
+  auto *sizes = static_cast<int *>(host.data_ptr());
+  for (int i = 0; i < host.size(0); ++i)
+    if (sizes[i] > 0)
+      // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: branch condition depends on a device value
+      y.select(0, i).zero_();
+  auto picked = groups.cpu().nonzero();
+  if (picked.size(0) > 4)
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: branch condition depends on a device value
+    y.zero_();
+  graph.capture_end();
+}

@@ -351,3 +351,43 @@ void segmentedRadixSorts(cudaStream_t s, const float *in, float *out,
   cudaFreeAsync(temp, s);
   cudaStreamEndCapture(s, &graph);
 }
+
+// A launcher given its stream by the caller: the stream is what the captured
+// caller passes. A literal 0 passed down sends the launch to the legacy
+// stream ("using the default stream here" in an extension op).
+// The finding is the call that passes it: the launcher is right for its
+// other callers.
+static void launchScale(cudaStream_t stream, float *x, int n) {
+  scale<<<1, 32, 0, stream>>>(x, n);
+}
+template <int Block>
+static void launchShift(float *x, int n, cudaStream_t stream = 0) {
+  shift<<<1, Block, 0, stream>>>(x, n);
+}
+static void launchDriver(CUfunction f, void **args, CUstream stream) {
+  cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, stream, args, nullptr);
+}
+// Negative: a launcher that falls back to a stream of its own.
+static void launchOrOwn(cudaStream_t stream, float *x, int n) {
+  if (!stream)
+    stream = at::cuda::getCurrentCUDAStream();
+  scale<<<1, 32, 0, stream>>>(x, n);
+}
+void passedDown(cudaStream_t s, float *x, int n, CUfunction f, void **args) {
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  launchScale(0, x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 'scale', launched in 'launchScale' on the stream this call passes, sends work to the legacy default stream
+  // CHECK-MESSAGES: :[[@LINE-20]]:3: note: 'scale' is launched here on 'stream'
+  launchShift<64>(x, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'shift', launched in 'launchShift' on the stream this call leaves to its default, sends work to the legacy default stream
+  launchOrOwn(0, x, n);
+  launchDriver(f, args, at::cuda::getDefaultCUDAStream().stream());
+  // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: 'cuLaunchKernel', called in 'launchDriver' on the stream this call passes, sends work to the legacy default stream
+  // CHECK-MESSAGES: :[[@LINE-19]]:3: note: 'cuLaunchKernel' is called here on 'stream'
+  launchDriver(f, args, at::cuda::getCurrentCUDAStream().stream());
+  // Negative: the capturing stream passed down.
+  launchScale(s, x, n);
+  launchShift<32>(x, n, s);
+  cudaStreamEndCapture(s, &graph);
+}
