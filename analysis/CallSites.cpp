@@ -64,7 +64,7 @@ static const FunctionDecl *closureOf(const Expr *E) {
   E = unwrapCallable(E);
   // std::move / std::forward hand on their argument.
   while (const auto *Call = dyn_cast_or_null<CallExpr>(E)) {
-    const FunctionDecl *Callee = Call->getDirectCallee();
+    const FunctionDecl *Callee = calleeOf(Call);
     if (!Callee || Call->getNumArgs() != 1 || !Callee->isInStdNamespace() ||
         !Callee->getIdentifier() ||
         (Callee->getName() != "move" && Callee->getName() != "forward"))
@@ -131,7 +131,7 @@ void collectAssigned(const Stmt *S, const ValueDecl *VD,
 static void pickedCallables(const Expr *Init,
                             llvm::SmallVectorImpl<const FunctionDecl *> &Out) {
   const auto *Call = dyn_cast<CallExpr>(Init->IgnoreParenImpCasts());
-  const FunctionDecl *Picker = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *Picker = Call ? calleeOf(Call) : nullptr;
   if (Picker)
     Picker = Picker->getDefinition();
   if (!Picker || !Picker->hasBody() ||
@@ -205,7 +205,7 @@ heldCallables(const Stmt *S, bool *Held) {
   const Expr *Object = nullptr;
   if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Call)) {
     // f(args) on a std::function.
-    const auto *M = dyn_cast_or_null<CXXMethodDecl>(OC->getDirectCallee());
+    const auto *M = dyn_cast_or_null<CXXMethodDecl>(calleeOf(OC));
     const CXXRecordDecl *RD = M ? M->getParent() : nullptr;
     if (OC->getOperator() != OO_Call || !RD || !RD->isInStdNamespace() ||
         !RD->getIdentifier() ||
@@ -215,7 +215,7 @@ heldCallables(const Stmt *S, bool *Held) {
                             RD->getName()))
       return Targets;
     Object = OC->getArg(0);
-  } else if (!Call->getDirectCallee()) {
+  } else if (!calleeOf(Call)) {
     // fp(args) or (*fp)(args) through a function pointer.
     Object = Call->getCallee();
   } else {
@@ -329,7 +329,7 @@ bool PointerTargets::namesProgramClass(const FunctionType *Fn) const {
 
 const FunctionType *PointerTargets::callType(const Stmt *S) const {
   const auto *Call = dyn_cast_or_null<CallExpr>(S);
-  if (!Call || Call->getDirectCallee() || isa<CXXOperatorCallExpr>(Call) ||
+  if (!Call || calleeOf(Call) || isa<CXXOperatorCallExpr>(Call) ||
       isa<CXXMemberCallExpr>(Call) || isa<CUDAKernelCallExpr>(Call))
     return nullptr;
   const Expr *Callee = Call->getCallee()->IgnoreParenImpCasts();
@@ -495,7 +495,7 @@ static const CXXConstructorDecl *constructorOfIn(const Stmt *S,
 /// destructors as calls at \p S.
 static void appendOwnedObjectCalls(const CallExpr *CE, SourceLocation Loc,
                                    std::vector<CallSite> &Out) {
-  const FunctionDecl *FD = CE->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(CE);
   if (!FD)
     return;
   if (const auto *M = dyn_cast<CXXMethodDecl>(FD)) {
@@ -538,7 +538,7 @@ void appendCallSites(const Stmt *S, SourceLocation Loc,
                      PointerTargets *Pointers) {
   llvm::ArrayRef<const Expr *> Args;
   if (const auto *CE = dyn_cast<CallExpr>(S)) {
-    Out.push_back({CallSite::Kind::Call, S, Loc, CE->getDirectCallee()});
+    Out.push_back({CallSite::Kind::Call, S, Loc, calleeOf(CE)});
     appendOwnedObjectCalls(CE, Loc, Out);
     // A std::function or function pointer whose targets are visible calls
     // each of them here.
@@ -705,7 +705,7 @@ std::vector<CallSite> collectCalls(const FunctionDecl *FD,
 
 const FunctionDecl *directCallee(const Stmt *S) {
   if (const auto *Call = dyn_cast_or_null<CallExpr>(S))
-    return Call->getDirectCallee();
+    return calleeOf(Call);
   if (const auto *Ctor = dyn_cast_or_null<CXXConstructExpr>(S))
     return Ctor->getConstructor();
   return nullptr;

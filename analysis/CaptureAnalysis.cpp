@@ -1,6 +1,8 @@
 //===--- CaptureAnalysis.cpp - cudagraph analysis -------------------------===//
 
 #include "CaptureAnalysis.h"
+#include "ConditionLeaves.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
@@ -73,6 +75,8 @@ CaptureAnalysis::CaptureAnalysis(ASTContext &Ctx, const CaptureOptions &Opts)
       CapturedPatterns(Opts.CapturedFunctions),
       SafePatterns(Opts.CaptureSafeFunctions),
       OpRootsSpec(Opts.CustomOpRoots) {
+  forgetPointerApis();
+  forgetGuardLocals();
   Flows->setOverriders(
       [this](const CXXMethodDecl *M) { return overridersOf(M); });
   const std::string &Path =
@@ -200,15 +204,47 @@ static bool startsThread(const CallSite &Site) {
   return emplacesThread(Starter);
 }
 
+/// What the parameters of the functions on \p Chain stand for: the variable
+/// of the begin's function (or a global) each call passes for them, where
+/// it passes a variable as it is (`layer(r)`, `step(r->cfg)` not).
+static ParamAliases parameterAliases(const Reach *Chain) {
+  llvm::SmallVector<std::pair<const ValueDecl *, const ValueDecl *>, 8> Pairs;
+  for (const Reach *R = Chain; R && !R->InLibrary; R = R->Parent) {
+    const auto *Call = dyn_cast_or_null<CallExpr>(R->Site.S);
+    if (!Call || isa<CXXOperatorCallExpr>(Call) || !R->Function)
+      continue;
+    for (unsigned I = 0, N = std::min<unsigned>(Call->getNumArgs(),
+                                                R->Function->getNumParams());
+         I < N; ++I) {
+      const auto *DRE =
+          dyn_cast<DeclRefExpr>(Call->getArg(I)->IgnoreParenImpCasts());
+      const ParmVarDecl *Param = R->Function->getParamDecl(I);
+      if (const auto *V = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+          V && !mayChange(R->Function->getBody(), Param))
+        Pairs.push_back({Param, V});
+    }
+  }
+  // From the begin's side down: a parameter passed on stands for what its
+  // own caller passed.
+  ParamAliases Aliases;
+  for (auto [Param, Var] : llvm::reverse(Pairs)) {
+    const ValueDecl *Target = Aliases.lookup(Var);
+    Aliases[Param] = Target ? Target : Var;
+  }
+  return Aliases;
+}
+
 void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
                               const FunctionDecl *Function,
                               const ValueResult *CallerValues) {
   CaptureContext C = Ctx;
   // A call under a condition the capture never runs with (`if (debug())`
   // in a helper of a capture begun only when `debug()` is false).
-  if (C.Root && Function != C.Root->Owner && !C.Root->Guards.empty() &&
-      Flows->contradictsGuards(*C.Root, Function, Site.S))
-    return;
+  if (C.Root && Function != C.Root->Owner && !C.Root->Guards.empty()) {
+    ParamAliases Aliases = parameterAliases(C.Chain);
+    if (Flows->contradictsGuards(*C.Root, Function, Site.S, &Aliases))
+      return;
+  }
   // A thread started during the capture is not captured; its calls touch
   // the capture only in global mode, where the capture prohibits them from
   // any thread.
@@ -253,8 +289,10 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
         !Arg->IgnoreParenImpCasts()->getType()->isBooleanType())
       return std::nullopt;
     llvm::SmallVector<GuardFact, 2> Facts;
+    llvm::SmallVector<ConditionLeaf, 2> Leaves;
+    conditionLeaves(Arg, true, Leaves);
     guardFacts(Arg, true, this->Ctx, Facts);
-    if (Facts.size() != 1)
+    if (Leaves.size() != 1 || Facts.empty())
       return std::nullopt;
     for (const GuardFact &G : C.Root->Guards)
       if (G.Atom == Facts.front().Atom)
@@ -534,7 +572,7 @@ static bool timesUnconditionally(const Stmt *S) {
   if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isLogicalOp())
     return timesUnconditionally(BO->getLHS());
   if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *FD = Call->getDirectCallee();
+    if (const FunctionDecl *FD = calleeOf(Call);
         FD && FD->getIdentifier()) {
       if (isElapsedTimeApi(stripCudaApiSuffix(FD->getName())))
         return true;
@@ -550,6 +588,70 @@ bool CaptureAnalysis::timesItsWork(const FunctionDecl *Def) {
   if (Inserted)
     It->second = Def->getBody() && timesUnconditionally(Def->getBody());
   return It->second;
+}
+
+/// The field or variable \p E names (`r->warm`, `warm_`, a global).
+static const ValueDecl *countedStorage(const Expr *E) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    return ME->getMemberDecl();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+        VD && !VD->hasLocalStorage())
+      return VD;
+  return nullptr;
+}
+
+/// Whether \p Root's begin runs only after its function ran eagerly before:
+/// it sits under `count >= k` (k > 0) or `count > k` (k >= 0) for a field
+/// or global the function itself counts up (`if (r->warm >= 2) begin(s);
+/// ... r->warm++;`). Those runs did the first-use work of what the region
+/// calls.
+static bool capturesAfterWarmUps(const RegionRoot &Root) {
+  if (!Root.Owner || !Root.Owner->getBody())
+    return false;
+  const ASTContext &Ctx = Root.Owner->getASTContext();
+  llvm::SmallPtrSet<const ValueDecl *, 2> Counters;
+  for (auto [Cond, Value] : Root.Conditions) {
+    llvm::SmallVector<ConditionLeaf, 4> Leaves;
+    conditionLeaves(Cond, Value, Leaves);
+    for (auto [Leaf, True] : Leaves) {
+      const auto *BO = dyn_cast<BinaryOperator>(Leaf);
+      if (!BO || !BO->isRelationalOp())
+        continue;
+      BinaryOperatorKind Op = True ? BO->getOpcode()
+                                   : BinaryOperator::negateComparisonOp(
+                                         BO->getOpcode());
+      const Expr *Counter = BO->getLHS(), *Bound = BO->getRHS();
+      Expr::EvalResult R;
+      if (!Bound->EvaluateAsInt(R, Ctx)) {
+        std::swap(Counter, Bound);
+        Op = BinaryOperator::reverseComparisonOp(Op);
+        if (!Bound->EvaluateAsInt(R, Ctx))
+          continue;
+      }
+      int64_t K = R.Val.getInt().getExtValue();
+      if ((Op == BO_GE && K > 0) || (Op == BO_GT && K >= 0))
+        if (const ValueDecl *D = countedStorage(Counter))
+          Counters.insert(D);
+    }
+  }
+  if (Counters.empty())
+    return false;
+  bool Counted = false;
+  forEachStmt(Root.Owner->getBody(), [&](const Stmt *S) {
+    const Expr *Target = nullptr;
+    if (const auto *UO = dyn_cast<UnaryOperator>(S);
+        UO && UO->isIncrementOp())
+      Target = UO->getSubExpr();
+    else if (const auto *CA = dyn_cast<CompoundAssignOperator>(S);
+             CA && CA->getOpcode() == BO_AddAssign)
+      Target = CA->getLHS();
+    if (Target)
+      if (const ValueDecl *D = countedStorage(Target))
+        Counted |= Counters.contains(D);
+  });
+  return Counted;
 }
 
 bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
@@ -583,6 +685,8 @@ bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
   }
   if (!Holder || Begin.isInvalid())
     return false;
+  if (Root->K == RegionRoot::Kind::BeginApi && capturesAfterWarmUps(*Root))
+    return true;
   const SourceManager &SM = Ctx.getSourceManager();
   // A call, or a construction (an object made the same way before the
   // begin: `Buffer warm(n, "tag");`).
@@ -823,7 +927,7 @@ static void collectMadeClasses(const Stmt *S,
   else if (const auto *New = dyn_cast<CXXNewExpr>(S))
     Add(New->getAllocatedType());
   else if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *FD = Call->getDirectCallee();
+    if (const FunctionDecl *FD = calleeOf(Call);
         FD && FD->isInStdNamespace() && FD->getIdentifier() &&
         (FD->getName() == "make_shared" || FD->getName() == "make_unique" ||
          FD->getName() == "allocate_shared"))
@@ -931,7 +1035,7 @@ const CaptureAnalysis::StreamUseSets &CaptureAnalysis::streamUses() {
       if (!S)
         return;
       if (const auto *Call = dyn_cast<CallExpr>(S)) {
-        const FunctionDecl *Callee = Call->getDirectCallee();
+        const FunctionDecl *Callee = calleeOf(Call);
         StringRef Name =
             Callee ? stripCudaApiSuffix(Code.nameOf(Callee)) : StringRef();
         // The runtime and driver, their libraries, NCCL, and the launch
@@ -1264,7 +1368,7 @@ static bool threadOutlivesCall(ASTContext &Ctx, const CallSite &Site,
     // it only when it is std::move.
     if (const auto *Call = dyn_cast<CallExpr>(Up);
         Call && !isa<CXXOperatorCallExpr>(Call)) {
-      const FunctionDecl *Callee = Call->getDirectCallee();
+      const FunctionDecl *Callee = calleeOf(Call);
       if (!Callee || !Callee->isInStdNamespace() || !Callee->getIdentifier() ||
           Callee->getName() != "move")
         return false;

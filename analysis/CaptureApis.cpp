@@ -6,6 +6,9 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Analysis/Analyses/ExprMutationAnalyzer.h"
+#include "llvm/ADT/ScopeExit.h"
+#include <limits>
+#include <optional>
 
 namespace clang::cudagraph {
 
@@ -339,7 +342,7 @@ bool isTorchDefaultStream(const Expr *E) {
         MC->getMethodDecl()->getName() == "stream")))
     E = unwrap(MC->getImplicitObjectArgument());
   const auto *Call = dyn_cast_or_null<CallExpr>(E);
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   return FD && FD->getIdentifier() && FD->getName() == "getDefaultCUDAStream";
 }
 
@@ -378,7 +381,7 @@ const Expr *streamArgument(const CallExpr *Call) {
     const CallExpr *Config = Launch->getConfig();
     return Config && Config->getNumArgs() >= 4 ? Config->getArg(3) : nullptr;
   }
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   if (!FD)
     return nullptr;
   unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD);
@@ -390,7 +393,7 @@ const Expr *streamArgument(const CallExpr *Call) {
 }
 
 bool namesLegacyStream(const CallExpr *Call, const ASTContext &Ctx) {
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || !FD->getIdentifier())
     return false;
   bool PerThread = FD->getName().ends_with("_ptsz") ||
@@ -531,7 +534,7 @@ CaptureTest CaptureTestClassifier::classify(const Expr *Cond, const Stmt *Body,
   if (isStatusEnum(Cond->getType()))
     return CaptureTest::TrueWhenCapturing;
   if (const auto *Call = dyn_cast<CallExpr>(Cond)) {
-    const FunctionDecl *FD = Call->getDirectCallee();
+    const FunctionDecl *FD = calleeOf(Call);
     if (!FD)
       return CaptureTest::Unknown;
     if (Apis.isStatusFunction(Code.nameOf(FD))) {
@@ -581,7 +584,7 @@ CaptureTest CaptureTestClassifier::classify(const Expr *Cond, const Stmt *Body,
 /// a static method or free function that returns a reference or pointer to
 /// an object of a class (a singleton's accessor).
 static bool isSingletonAccess(const CallExpr *Call) {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   if (!FD || Call->getNumArgs() || isa<CXXMemberCallExpr>(Call) ||
       isa<CXXOperatorCallExpr>(Call))
     return false;
@@ -633,13 +636,21 @@ static bool isStable(const Stmt *S) {
 /// A structural key of a stable expression: the same variables, members,
 /// constants, operators and const methods give the same key, however the
 /// object is spelled (`flag_`, `this->flag_`).
+/// The aliases of the guardFacts call under way (null: none).
+static const ParamAliases *CurrentAliases = nullptr;
+
 static void atomKey(const Expr *E, const ASTContext &Ctx,
                     llvm::FoldingSetNodeID &ID,
                     const VarDecl *LoopVar = nullptr) {
   E = E->IgnoreParenImpCasts();
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E);
-      DRE && !(LoopVar && DRE->getDecl() == LoopVar))
-    return variableAtom(DRE->getDecl(), ID);
+      DRE && !(LoopVar && DRE->getDecl() == LoopVar)) {
+    const ValueDecl *D = DRE->getDecl();
+    if (CurrentAliases)
+      if (const ValueDecl *Alias = CurrentAliases->lookup(D))
+        D = Alias;
+    return variableAtom(D, ID);
+  }
   ID.AddInteger(E->getStmtClass());
   if (isa<DeclRefExpr>(E)) {
     ID.AddString("<loop variable>");
@@ -688,19 +699,177 @@ void variableAtom(const ValueDecl *D, llvm::FoldingSetNodeID &ID) {
   ID.AddPointer(D->getCanonicalDecl());
 }
 
+bool GuardFact::excludes(const GuardFact &O) const {
+  if (!HasRange || !O.HasRange || Subject != O.Subject)
+    return false;
+  if (Except && O.Except)
+    return false;
+  if (Except || O.Except) {
+    const GuardFact &Point = Except ? *this : O, &Span = Except ? O : *this;
+    return Span.Lo == Point.Lo && Span.Hi == Point.Lo;
+  }
+  return std::max(Lo, O.Lo) > std::min(Hi, O.Hi);
+}
+
+/// The values `E` may have when \p Leaf, a comparison of an integer operand
+/// E with a constant (or E alone), is \p Value: fills Subject and the range.
+static void comparisonRange(const Expr *Leaf, bool Value, const ASTContext &Ctx,
+                            const VarDecl *LoopVar, GuardFact &F) {
+  constexpr int64_t Min = std::numeric_limits<int64_t>::min();
+  constexpr int64_t Max = std::numeric_limits<int64_t>::max();
+  auto Constant = [&](const Expr *E) -> std::optional<int64_t> {
+    Expr::EvalResult R;
+    if (E->isValueDependent() || !E->getType()->isIntegralOrEnumerationType() ||
+        !E->EvaluateAsInt(R, Ctx) || R.Val.getInt().getSignificantBits() > 63)
+      return std::nullopt;
+    return R.Val.getInt().getSExtValue();
+  };
+  const Expr *Operand = Leaf;
+  BinaryOperatorKind Op = BO_NE;
+  int64_t C = 0;
+  if (const auto *BO = dyn_cast<BinaryOperator>(Leaf);
+      BO && BO->isComparisonOp()) {
+    std::optional<int64_t> R = Constant(BO->getRHS()->IgnoreParenImpCasts());
+    std::optional<int64_t> L = Constant(BO->getLHS()->IgnoreParenImpCasts());
+    if (R && !L) {
+      Operand = BO->getLHS();
+      Op = BO->getOpcode();
+      C = *R;
+    } else if (L && !R) {
+      Operand = BO->getRHS();
+      Op = BinaryOperator::reverseComparisonOp(BO->getOpcode());
+      C = *L;
+    } else {
+      return;
+    }
+  } else if (isa<BinaryOperator>(Leaf) || Constant(Leaf)) {
+    return;
+  }
+  Operand = Operand->IgnoreParenImpCasts();
+  QualType T = Operand->getType();
+  if (T.isNull() || !(T->isIntegralOrEnumerationType() || T->isPointerType()))
+    return;
+  if (!Value)
+    Op = BinaryOperator::negateComparisonOp(Op);
+  F.Lo = Min;
+  F.Hi = Max;
+  switch (Op) {
+  case BO_EQ:
+    F.Lo = F.Hi = C;
+    break;
+  case BO_NE:
+    F.Lo = F.Hi = C;
+    F.Except = true;
+    break;
+  case BO_LT:
+    if (C == Min)
+      return;
+    F.Hi = C - 1;
+    break;
+  case BO_LE:
+    F.Hi = C;
+    break;
+  case BO_GT:
+    if (C == Max)
+      return;
+    F.Lo = C + 1;
+    break;
+  case BO_GE:
+    F.Lo = C;
+    break;
+  default:
+    return;
+  }
+  atomKey(Operand, Ctx, F.Subject, LoopVar);
+  F.HasRange = true;
+  const Expr *Base = Operand;
+  while (const auto *ME = dyn_cast<MemberExpr>(Base))
+    Base = ME->getBase()->IgnoreParenImpCasts();
+  F.OnThis = isa<CXXThisExpr>(Base);
+}
+
+namespace {
+struct LocalInit {
+  const ASTContext *Ctx;
+  const Expr *Init; // null: not a condition kept unchanged
+};
+} // namespace
+
+static llvm::DenseMap<const VarDecl *, LocalInit> &guardLocals() {
+  static llvm::DenseMap<const VarDecl *, LocalInit> Locals;
+  return Locals;
+}
+
+void forgetGuardLocals() { guardLocals().clear(); }
+
+/// The condition a local holds for the whole function: `int enabled = !off
+/// && debug == 0;` never written again. Null otherwise.
+static const Expr *heldCondition(const Expr *Leaf, const ASTContext &Ctx) {
+  const auto *DRE = dyn_cast<DeclRefExpr>(Leaf);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || !VD->hasLocalStorage() || isa<ParmVarDecl>(VD) ||
+      VD->getType()->isReferenceType() || !VD->getInit())
+    return nullptr;
+  const Expr *Init = VD->getInit()->IgnoreParenImpCasts();
+  const auto *BO = dyn_cast<BinaryOperator>(Init);
+  const auto *UO = dyn_cast<UnaryOperator>(Init);
+  if (!(BO && (BO->isLogicalOp() || BO->isComparisonOp())) &&
+      !(UO && UO->getOpcode() == UO_LNot))
+    return nullptr;
+  auto [It, Inserted] = guardLocals().try_emplace(VD, LocalInit{&Ctx, nullptr});
+  if (!Inserted && It->second.Ctx == &Ctx)
+    return It->second.Init;
+  It->second = {&Ctx, nullptr};
+  const auto *FD = dyn_cast<FunctionDecl>(VD->getDeclContext());
+  const Stmt *Body = FD ? FD->getBody() : nullptr;
+  if (Body && isStable(Init) &&
+      !ExprMutationAnalyzer(*Body, const_cast<ASTContext &>(Ctx))
+           .isMutated(VD))
+    It->second.Init = Init;
+  return It->second.Init;
+}
+
+bool storedFact(const Expr *Target, const Expr *Stored, const ASTContext &Ctx,
+                GuardFact &Out) {
+  Target = Target->IgnoreParenImpCasts();
+  if (!isa<DeclRefExpr, MemberExpr>(Target) || !isStable(Target))
+    return false;
+  atomKey(Target, Ctx, Out.Subject);
+  Expr::EvalResult R;
+  if (!Stored || Stored->isValueDependent() ||
+      !Stored->getType()->isIntegralOrEnumerationType() ||
+      !Stored->EvaluateAsInt(R, Ctx) || R.Val.getInt().getSignificantBits() > 63)
+    return false;
+  Out.Atom.AddString("<stored>");
+  Out.Atom.AddNodeID(Out.Subject);
+  Out.HasRange = true;
+  Out.Lo = Out.Hi = R.Val.getInt().getSExtValue();
+  return true;
+}
+
 void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
-                llvm::SmallVectorImpl<GuardFact> &Out, const Stmt *Loop) {
+                llvm::SmallVectorImpl<GuardFact> &Out, const Stmt *Loop,
+                const ParamAliases *Aliases) {
+  const ParamAliases *Saved = CurrentAliases;
+  CurrentAliases = Aliases;
+  auto Restore = llvm::make_scope_exit([&] { CurrentAliases = Saved; });
   const VarDecl *LoopVar = loopVariable(Loop);
   llvm::SmallVector<ConditionLeaf, 4> Leaves;
   conditionLeaves(Cond, Value, Leaves);
-  for (auto [Leaf, LeafValue] : Leaves) {
+  for (unsigned I = 0; I < Leaves.size() && I < 32; ++I) {
+    auto [Leaf, LeafValue] = Leaves[I];
     if (Leaf->getType().isNull() || !isStable(Leaf))
       continue;
     GuardFact F;
     atomKey(Leaf, Ctx, F.Atom, LoopVar);
     F.Value = LeafValue;
     F.Loop = Loop;
+    comparisonRange(Leaf, LeafValue, Ctx, LoopVar, F);
     Out.push_back(std::move(F));
+    // A local holding a condition stands for it: what `enabled` being true
+    // says of `debug` (`int enabled = debug == 0 && ...;`).
+    if (const Expr *Held = heldCondition(Leaf, Ctx))
+      conditionLeaves(Held, LeafValue, Leaves);
   }
 }
 

@@ -204,7 +204,36 @@ struct GuardFact {
   /// The loop whose condition gave the fact (its own exit edge does not
   /// contradict it).
   const Stmt *Loop = nullptr;
+  /// For an integer operand compared with a constant (`n >= 3`, `n == 0`,
+  /// `n` alone as `n != 0`): the operand's key and the values the fact
+  /// allows, [Lo, Hi], or every value but Lo when Except.
+  llvm::FoldingSetNodeID Subject;
+  bool HasRange = false, Except = false;
+  int64_t Lo = 0, Hi = 0;
+  /// The operand is a member of `this` (a method's object, whose setters
+  /// ValueFacts follows).
+  bool OnThis = false;
+
+  /// Whether no value of the same operand satisfies both facts
+  /// (`debug >= 3` true and `debug == 0` true).
+  bool excludes(const GuardFact &Other) const;
+  /// Whether the two facts cannot hold together: one atom with two values,
+  /// or ranges of one operand that do not meet.
+  bool contradicts(const GuardFact &Other) const {
+    return (Atom == Other.Atom && Value != Other.Value) || excludes(Other);
+  }
 };
+
+/// Drops what guardFacts remembers of the unit's locals (a new unit).
+void forgetGuardLocals();
+
+/// What a store of \p Stored into \p Target (a variable or member, no
+/// calls) says until the next store: the guard fact `Target == Stored`
+/// (range only), with \p Target's key in Subject. False when Target is not
+/// such an operand or Stored not an integer constant; Subject is still set
+/// for an operand, so that facts about the old value can be dropped.
+bool storedFact(const Expr *Target, const Expr *Stored, const ASTContext &Ctx,
+                GuardFact &Out);
 
 /// The facts that hold when \p Cond evaluates to \p Value: `a && b` true
 /// gives both, `!a` flips, `a || b` false gives both. Only atoms without side
@@ -212,9 +241,14 @@ struct GuardFact {
 /// the condition of loop \p Loop, its induction variable is one placeholder
 /// whatever its declaration, so `for (int i = 0; i < n; ++i)` loops over the
 /// same bound share their facts.
+/// \p Aliases: the variables a callee's parameters stand for (the caller's
+/// variable its call passes: `step(r)` makes the callee's `r->debug` the
+/// caller's), so that its facts compare with the caller's.
+using ParamAliases = llvm::DenseMap<const ValueDecl *, const ValueDecl *>;
 void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
                 llvm::SmallVectorImpl<GuardFact> &Out,
-                const Stmt *Loop = nullptr);
+                const Stmt *Loop = nullptr,
+                const ParamAliases *Aliases = nullptr);
 
 /// The atom of a condition that is the variable \p D alone (`if (flag)`).
 void variableAtom(const ValueDecl *D, llvm::FoldingSetNodeID &ID);

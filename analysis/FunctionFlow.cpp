@@ -259,7 +259,7 @@ bool changesHere(const Stmt *S, const VarDecl *V) {
       UO && UO->getOpcode() == UO_AddrOf && Names(UO->getSubExpr()))
     return true;
   if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *FD = Call->getDirectCallee())
+    if (const FunctionDecl *FD = calleeOf(Call))
       for (unsigned I = 0; I < Call->getNumArgs() && I < FD->getNumParams();
            ++I) {
         QualType T = FD->getParamDecl(I)->getType();
@@ -285,7 +285,7 @@ bool mayLeave(const Stmt *S) {
       isa<ContinueStmt>(S) || isa<GotoStmt>(S))
     return true;
   if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *FD = Call->getDirectCallee();
+    if (const FunctionDecl *FD = calleeOf(Call);
         FD && FD->isNoReturn())
       return true;
   return llvm::any_of(S->children(),
@@ -342,7 +342,7 @@ public:
     bool Begins = false, Ends = false;
     forEachStmt(Body, [&](const Stmt *S) {
       if (const auto *Call = dyn_cast<CallExpr>(S))
-        if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+        if (const FunctionDecl *Callee = calleeOf(Call)) {
           CaptureEvent E = Apis.eventOf(Callee, Code.nameOf(Callee));
           Begins |= E == CaptureEvent::Begin;
           Ends |= E == CaptureEvent::End;
@@ -378,7 +378,7 @@ private:
       } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
         if (Adds && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
           if (const auto *M =
-                  dyn_cast_or_null<CXXMethodDecl>(Op->getDirectCallee());
+                  dyn_cast_or_null<CXXMethodDecl>(calleeOf(Op));
               M && !M->isConst())
             add(Op->getArg(0), false, Out);
       } else if (const auto *UO = dyn_cast<UnaryOperator>(S)) {
@@ -512,7 +512,7 @@ int FlowEngine::modeParam(const FunctionDecl *Def,
 }
 
 const Expr *FlowEngine::modeArgOf(const CallExpr *Call) {
-  const FunctionDecl *Callee = Call->getDirectCallee();
+  const FunctionDecl *Callee = calleeOf(Call);
   if (!Callee)
     return nullptr;
   if (Apis.eventOf(Callee, Code.nameOf(Callee)) == CaptureEvent::Begin)
@@ -539,10 +539,10 @@ bool FlowEngine::endsThroughHolder(const VarDecl *VD) {
       Init = Cleanup->getSubExpr()->IgnoreImplicit();
     // `auto guard = begin_guarded(s);`: the returned object ends it.
     if (const auto *Call = dyn_cast<CallExpr>(Init->IgnoreParenImpCasts())) {
-      if (const FunctionDecl *Def = definitionOf(Call->getDirectCallee()))
+      if (const FunctionDecl *Def = definitionOf(calleeOf(Call)))
         Ends = Code.isUserLocation(Def->getLocation()) && hasEvents(Def) &&
                summary(Def).ReturnedObjectEnds;
-      else if (const IndexedFunction *F = external(Call->getDirectCallee()))
+      else if (const IndexedFunction *F = external(calleeOf(Call)))
         Ends = F->ReturnedObjectEnds;
     }
     // `ScopeExit guard([&] { end(s); });`: the object holds the callable.
@@ -581,7 +581,7 @@ bool alwaysExits(const Stmt *S) {
       isa<ContinueStmt>(S))
     return true;
   if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *Callee = Call->getDirectCallee())
+    if (const FunctionDecl *Callee = calleeOf(Call))
       return Callee->isNoReturn();
   if (const auto *CS = dyn_cast<CompoundStmt>(S))
     return llvm::any_of(CS->body(), [](const Stmt *C) {
@@ -628,6 +628,59 @@ static bool writesStorage(const Stmt *S,
 /// if-conditions around it, loop conditions, and the conditions of early
 /// exits before it in the same block (`if (!ready) return;`), as long as
 /// nothing between assigns what they read.
+/// Stores on the way into \p Target after the conditions around it were
+/// tested (`if (graphs && r->captured == 0) { r->captured = -1; begin(s);
+/// }`): a store replaces what the conditions said of its operand in
+/// \p Guards, and a store of a constant becomes a fact.
+static void storedOnTheWay(const Stmt *Body, const Stmt *Target,
+                           const ASTContext &Ctx,
+                           llvm::SmallVectorImpl<GuardFact> &Guards) {
+  if (!Body || !Target)
+    return;
+  ParentMap PM(const_cast<Stmt *>(Body));
+  llvm::SmallVector<std::pair<const CompoundStmt *, const Stmt *>, 4> Blocks;
+  for (const Stmt *Child = Target, *P = PM.getParent(Target); P;
+       Child = P, P = PM.getParent(P)) {
+    if (const auto *CS = dyn_cast<CompoundStmt>(P))
+      Blocks.push_back({CS, Child});
+    else if (isa<IfStmt, ForStmt, WhileStmt, DoStmt, CXXForRangeStmt,
+                 SwitchStmt, LambdaExpr, CXXTryStmt, CXXCatchStmt>(P))
+      break;
+  }
+  // Outermost block first: statement order.
+  for (auto [Block, Child] : llvm::reverse(Blocks))
+    for (const Stmt *St : Block->body()) {
+      if (St == Child)
+        break;
+      forEachStmt(St, [&](const Stmt *In) {
+        const Expr *Written = nullptr, *Stored = nullptr;
+        if (const auto *BO = dyn_cast<BinaryOperator>(In);
+            BO && BO->isAssignmentOp()) {
+          Written = BO->getLHS();
+          // Only a plain store at the top of the statement always runs.
+          if (BO->getOpcode() == BO_Assign &&
+              In == (isa<Expr>(St) ? cast<Expr>(St)->IgnoreImplicit() : St))
+            Stored = BO->getRHS();
+        } else if (const auto *UO = dyn_cast<UnaryOperator>(In);
+                   UO && UO->isIncrementDecrementOp()) {
+          Written = UO->getSubExpr();
+        }
+        if (!Written)
+          return;
+        GuardFact Fact;
+        bool Known = storedFact(Written, Stored, Ctx, Fact);
+        if (Fact.Subject == llvm::FoldingSetNodeID())
+          return;
+        llvm::erase_if(Guards, [&](const GuardFact &G) {
+          return (G.HasRange && G.Subject == Fact.Subject) ||
+                 G.Atom == Fact.Subject;
+        });
+        if (Known)
+          Guards.push_back(std::move(Fact));
+      });
+    }
+}
+
 static bool enclosingConditions(const Stmt *S, const Stmt *Target,
                                 llvm::SmallVectorImpl<WayCondition> &Out) {
   if (!S)
@@ -873,6 +926,7 @@ const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
     if (!W.Loop)
       R.Conditions.push_back({W.Cond, W.Value});
   }
+  storedOnTheWay(Owner->getBody(), S, Ctx, R.Guards);
   // The begin's function is called only where a condition holds.
   callerFacts(Owner, R.Guards);
   // Pointers dereferenced on the way, unchanged between their dereference
@@ -900,7 +954,8 @@ const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
 }
 
 bool FlowEngine::contradictsGuards(const RegionRoot &Root,
-                                   const FunctionDecl *FD, const Stmt *S) {
+                                   const FunctionDecl *FD, const Stmt *S,
+                                   const ParamAliases *Aliases) {
   if (!S || !FD->getBody() ||
       llvm::all_of(Root.Guards, [](const GuardFact &G) { return G.Loop; }))
     return false;
@@ -910,10 +965,13 @@ bool FlowEngine::contradictsGuards(const RegionRoot &Root,
   llvm::SmallVector<GuardFact, 4> Here;
   for (const WayCondition &W : Way)
     if (W.Cond && !W.Loop)
-      guardFacts(W.Cond, W.Value, Ctx, Here);
+      guardFacts(W.Cond, W.Value, Ctx, Here, nullptr, Aliases);
+  // The values of the object's members in a method the region calls are
+  // ValueFacts' (it follows the setters called after the begin).
   for (const GuardFact &G : Root.Guards)
     for (const GuardFact &F : Here)
-      if (!G.Loop && G.Atom == F.Atom && G.Value != F.Value)
+      if (!G.Loop && ((G.Atom == F.Atom && G.Value != F.Value) ||
+                      (G.excludes(F) && !G.OnThis)))
         return true;
   return false;
 }
@@ -929,7 +987,7 @@ FlowEngine::callersOf(const FunctionDecl *FD) {
           forEachStmt(Caller->getBody(), [&](const Stmt *S) {
             const auto *Call = dyn_cast<CallExpr>(S);
             if (const FunctionDecl *Callee =
-                    Call ? Call->getDirectCallee() : nullptr) {
+                    Call ? calleeOf(Call) : nullptr) {
               (*CallersOf)[Callee->getCanonicalDecl()].push_back(
                   {Caller, Call});
               CalleeRefs.insert(Call->getCallee()->IgnoreParenImpCasts());
@@ -1021,8 +1079,10 @@ const Expr *effectiveCondition(const CFGBlock &B) {
   if (!T || B.succ_size() != 2)
     return nullptr;
   const auto *Cond = dyn_cast_or_null<Expr>(B.getTerminatorCondition());
-  if (!Cond || isa<BinaryOperator>(T))
-    return Cond; // `a && b` as terminator: the block tests `a`
+  // `a && b` as terminator: the block tests `a`, or, when `a` is itself
+  // `x && y` (`x && y && z`), the `y` it evaluated last.
+  if (!Cond)
+    return Cond;
   while (const auto *BO = dyn_cast<BinaryOperator>(Cond->IgnoreParens())) {
     if (!BO->isLogicalOp())
       break;
@@ -1099,7 +1159,7 @@ static const ParmVarDecl *invokedParam(const CallExpr *Call) {
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
     if (Op->getOperator() == OO_Call && Op->getNumArgs() > 0)
       Target = Op->getArg(0);
-  } else if (!Call->getDirectCallee()) {
+  } else if (!calleeOf(Call)) {
     Target = Call->getCallee();
   }
   if (!Target)
@@ -1240,7 +1300,7 @@ public:
     if (isa<CUDAKernelCallExpr>(Call))
       return false;
     QualType T = Call->getCallee()->IgnoreParenImpCasts()->getType();
-    if (const FunctionDecl *FD = Call->getDirectCallee()) {
+    if (const FunctionDecl *FD = calleeOf(Call)) {
       if (FD->isExternC() || FD->isInExternCContext())
         return false;
       T = FD->getType();
@@ -1289,7 +1349,7 @@ public:
             continue;
           if (Throws && !llvm::is_contained(Open, R))
             Open.push_back(R);
-          const FunctionDecl *Callee = cast<CallExpr>(In)->getDirectCallee();
+          const FunctionDecl *Callee = calleeOf(cast<CallExpr>(In));
           if (E.eventOf(Callee) == CaptureEvent::End &&
               !llvm::is_contained(Ended, R))
             Ended.push_back(R);
@@ -1310,7 +1370,7 @@ public:
         bool Ends = false, Returns = false, Leaves = false;
         forEachStmt(Handler->getHandlerBlock(), [&](const Stmt *H) {
           if (const auto *Call = dyn_cast<CallExpr>(H))
-            Ends |= E.eventOf(Call->getDirectCallee()) == CaptureEvent::End;
+            Ends |= E.eventOf(calleeOf(Call)) == CaptureEvent::End;
           Returns |= isa<ReturnStmt>(H);
         });
         if (const auto *Block =
@@ -1319,7 +1379,7 @@ public:
             if (const auto *X = dyn_cast<Expr>(Top))
               Top = X->IgnoreImplicit();
             const auto *Call = dyn_cast<CallExpr>(Top);
-            const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+            const FunctionDecl *Callee = Call ? calleeOf(Call) : nullptr;
             Leaves |= isa<CXXThrowExpr>(Top) || (Callee && Callee->isNoReturn());
           }
         if (Ends || Leaves)
@@ -1418,7 +1478,7 @@ private:
     bool Ends = false;
     forEachStmt(Loop, [&](const Stmt *S) {
       if (const auto *Call = dyn_cast<CallExpr>(S))
-        Ends |= E.eventOf(Call->getDirectCallee()) == CaptureEvent::End;
+        Ends |= E.eventOf(calleeOf(Call)) == CaptureEvent::End;
     });
     return !Ends;
   }
@@ -1438,7 +1498,7 @@ private:
       return nullptr;
     X = X->IgnoreParenImpCasts();
     if (const auto *Call = dyn_cast<CallExpr>(X)) {
-      if ((this->*Pred)(Call->getDirectCallee()))
+      if ((this->*Pred)(calleeOf(Call)))
         return Call;
       if (Call->getNumArgs() == 1)
         return resultOf(Call->getArg(0), Depth + 1, At, Pred);
@@ -1449,7 +1509,7 @@ private:
       // A checking function defined in another unit: the one argument
       // that is a call's status (`check_result(begin(...), __func__,
       // __FILE__, __LINE__)`).
-      if (const FunctionDecl *Checker = Call->getDirectCallee();
+      if (const FunctionDecl *Checker = calleeOf(Call);
           Checker && !Checker->hasBody()) {
         const Expr *Status = nullptr;
         for (const Expr *Arg : Call->arguments()) {
@@ -1499,13 +1559,13 @@ private:
     std::optional<unsigned> Arg = testedArgument(Call);
     if (!Arg)
       return std::nullopt;
-    return trueOnSuccess(Call->getDirectCallee(), *Arg, 0);
+    return trueOnSuccess(calleeOf(Call), *Arg, 0);
   }
 
   /// The argument of \p Call that its callee tests as a status (the one
   /// trueOnSuccess knows), when there is exactly one.
   std::optional<unsigned> testedArgument(const CallExpr *Call) {
-    const FunctionDecl *FD = Call->getDirectCallee();
+    const FunctionDecl *FD = calleeOf(Call);
     if (!FD || !FD->getReturnType()->isBooleanType())
       return std::nullopt;
     std::optional<unsigned> Found;
@@ -1588,7 +1648,7 @@ private:
     if (const auto *Call = dyn_cast<CallExpr>(E))
       for (unsigned I = 0; I < Call->getNumArgs(); ++I)
         if (IsParam(Call->getArg(I)))
-          return trueOnSuccess(Call->getDirectCallee(), I, Depth + 1);
+          return trueOnSuccess(calleeOf(Call), I, Depth + 1);
     return std::nullopt;
   }
 
@@ -1690,7 +1750,7 @@ private:
       llvm::erase_if(S.Roots, [&](const RegionRoot *R) {
         return llvm::any_of(S.Learned, [&](const auto &P) {
           return P.first == R && llvm::any_of(Facts, [&](const GuardFact &F) {
-                   return F.Atom == P.second.Atom && F.Value != P.second.Value;
+                   return F.contradicts(P.second);
                  });
         });
       });
@@ -1797,8 +1857,7 @@ private:
                           const Stmt *Terminator) {
     for (const GuardFact &G : R.Guards)
       for (const GuardFact &F : Facts)
-        if (G.Atom == F.Atom && G.Value != F.Value &&
-            !(G.Loop && G.Loop == Terminator))
+        if (G.contradicts(F) && !(G.Loop && G.Loop == Terminator))
           return true;
     return false;
   }
@@ -1812,7 +1871,7 @@ private:
           F.States.try_emplace(St, S);
         Return = dyn_cast<ReturnStmt>(St);
         if (const auto *Call = dyn_cast<CallExpr>(St))
-          S = call(St, Call->getDirectCallee(), Call->getExprLoc(), S, Record);
+          S = call(St, calleeOf(Call), Call->getExprLoc(), S, Record);
         else if (const auto *Ctor = dyn_cast<CXXConstructExpr>(St))
           S = call(St, Ctor->getConstructor(), Ctor->getBeginLoc(), S, Record);
         learn(St, S);
@@ -1932,7 +1991,7 @@ private:
   void noteWrongStreamEnd(const Stmt *St, const FunctionDecl *Callee,
                           const CaptureState &S) {
     const auto *Call = dyn_cast<CallExpr>(St);
-    if (!Call || Call->getDirectCallee() != Callee ||
+    if (!Call || calleeOf(Call) != Callee ||
         !namesLegacyStream(Call, E.Ctx))
       return;
     for (const RegionRoot *R : S.Roots) {

@@ -227,9 +227,11 @@ public:
   /// Whether the conditions around \p S in \p FD (the if-conditions and
   /// early exits on the way to it) contradict a condition capture \p Root
   /// began under: `if (debug()) sync();` in a function the capture calls,
-  /// where the capture runs only when `debug()` is false.
+  /// where the capture runs only when `debug()` is false. \p Aliases: the
+  /// variables of the begin's function FD's parameters stand for.
   bool contradictsGuards(const RegionRoot &Root, const FunctionDecl *FD,
-                         const Stmt *S);
+                         const Stmt *S,
+                         const ParamAliases *Aliases = nullptr);
   /// Every region root made so far (begins of analyzed functions).
   const std::deque<RegionRoot> &roots() const { return Roots; }
   /// The placeholder root of flows entered with a capture open.

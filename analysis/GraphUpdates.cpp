@@ -21,7 +21,7 @@
 namespace clang::cudagraph {
 
 static llvm::StringRef calleeName(const CallExpr *Call) {
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || !FD->getIdentifier())
     return "";
   return stripCudaApiSuffix(FD->getName());
@@ -673,8 +673,8 @@ GraphUpdateFacts::firstUseIn(const FunctionDecl *FD, unsigned Depth) {
                                         : FirstUse{false, Call};
     else if (Name == "cudaPeekAtLastError" && valueUsed(Call, PM))
       Found = FirstUse{false, Call};
-    else if (Depth > 0 && Call->getDirectCallee())
-      Found = firstUseIn(Call->getDirectCallee(), Depth - 1);
+    else if (Depth > 0 && calleeOf(Call))
+      Found = firstUseIn(calleeOf(Call), Depth - 1);
   });
   FirstUses[Def] = Found;
   return Found;
@@ -708,7 +708,7 @@ bool GraphUpdateFacts::neverReturnsOnFailure(const FunctionDecl *FD,
 }
 
 bool GraphUpdateFacts::leavesOnFailure(const CallExpr *Call, const Tracked &T) {
-  const FunctionDecl *Callee = Call->getDirectCallee();
+  const FunctionDecl *Callee = calleeOf(Call);
   if (!Callee)
     return false;
   for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
@@ -833,7 +833,7 @@ GraphUpdateFacts::issuesIn(const FunctionDecl *FD) {
     };
     auto CalleeUse = [&](const CallExpr *Call) {
       std::optional<FirstUse> Use =
-          Call->getDirectCallee() ? firstUseIn(Call->getDirectCallee(), 1)
+          calleeOf(Call) ? firstUseIn(calleeOf(Call), 1)
                                   : std::nullopt;
       return Use ? std::pair<bool, const CallExpr *>(Use->Clears, Use->Read)
                  : std::pair<bool, const CallExpr *>(false, nullptr);

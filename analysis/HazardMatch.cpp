@@ -198,7 +198,7 @@ static bool neverCompletes(const Stmt *S) {
   if (isa<CXXThrowExpr>(S))
     return true;
   if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *FD = Call->getDirectCallee(); FD && FD->isNoReturn())
+    if (const FunctionDecl *FD = calleeOf(Call); FD && FD->isNoReturn())
       return true;
   return llvm::any_of(S->children(), neverCompletes);
 }
@@ -332,7 +332,7 @@ static void judgeTensorUse(const Expr *E, bool Element, const ParentMap &PM,
       }
   };
   if (const auto *Call = dyn_cast<CallExpr>(P)) {
-    Callee = Call->getDirectCallee();
+    Callee = calleeOf(Call);
     FindArg({Call->getArgs(), Call->getNumArgs()},
             isa<CXXOperatorCallExpr>(Call) && isa_and_nonnull<CXXMethodDecl>(Callee));
   } else if (const auto *Construct = dyn_cast<CXXConstructExpr>(P)) {
@@ -478,7 +478,7 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0,
       isTensorType(Op->getType()))
     return isHostTensor(Op->getArg(0), Depth + 1, Scope);
   const auto *Call = dyn_cast<CallExpr>(E);
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || !FD->getIdentifier())
     return false;
   StringRef Name = FD->getName();
@@ -513,7 +513,7 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0,
 }
 
 bool isBlockingHostCopy(const CallExpr *Call) {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   if (!FD)
     return false;
   // dst.copy_(src) into a host tensor, without non_blocking=true.
@@ -632,7 +632,7 @@ static bool isPinnedHostTensor(const Expr *E, unsigned Depth) {
     return allFieldValues(
         E, [&](const Expr *V) { return isPinnedHostTensor(V, Depth + 1); });
   const auto *Call = dyn_cast<CallExpr>(E);
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || !FD->getIdentifier())
     return false;
   if (FD->getName() == "pin_memory")
@@ -665,7 +665,7 @@ static bool isBoolTensor(const Expr *E, unsigned Depth = 0) {
     return Init && isBoolTensor(Init, Depth + 1);
   }
   const auto *Call = dyn_cast<CallExpr>(E);
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD)
     return false;
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
@@ -760,7 +760,7 @@ static bool isBlockingUpload(const CallExpr *Call) {
   // torch::tensor({...}, cuda_options): host values copied from pageable
   // memory to the device.
   if (!isa<CXXMemberCallExpr>(Call)) {
-    const FunctionDecl *FD = Call->getDirectCallee();
+    const FunctionDecl *FD = calleeOf(Call);
     return FD && FD->getIdentifier() && FD->getName() == "tensor" &&
            llvm::any_of(Call->arguments(), [](const Expr *Arg) {
              return !isa<CXXDefaultArgExpr>(Arg) &&
@@ -842,7 +842,7 @@ static bool isTensorPrint(const FunctionDecl *FD, const CallExpr *Call) {
 
 static bool passesTrueToParam(const CallExpr *Call, const NamePatterns &Names,
                               const ASTContext &Ctx) {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD);
   for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I) {
     if (I + Offset >= Call->getNumArgs())
@@ -860,7 +860,7 @@ static bool readsHostTensor(const CallExpr *Call, const MatchContext &Where) {
   HostScope Scope{&Where.Arguments, 0, /*HostBlocks=*/true};
   if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call))
     return isHostTensor(Member->getImplicitObjectArgument(), 0, Scope);
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   return FD && !isa<CXXMethodDecl>(FD) && Call->getNumArgs() > 0 &&
          isHostTensor(Call->getArg(0), 0, Scope);
 }
@@ -1059,7 +1059,7 @@ bool makesStreamCurrent(const Stmt *S, const Expr *&Stream) {
   }
   const auto *E = dyn_cast<Expr>(S);
   const auto *Call = E ? dyn_cast<CallExpr>(E->IgnoreImplicit()) : nullptr;
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || !FD->getIdentifier() || FD->getName() != "setCurrentCUDAStream" ||
       Call->getNumArgs() < 1)
     return false;

@@ -3,6 +3,8 @@
 #include "UserCode.h"
 #include "HazardCatalog.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include "clang/Basic/CharInfo.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 
@@ -57,6 +59,83 @@ llvm::StringRef CodeClassifier::nameOf(const FunctionDecl *FD) {
   if (Inserted)
     It->second = Saver.save(matchName(FD));
   return It->second;
+}
+
+/// The API a function pointer's name calls, without a loader's prefix
+/// (`pfn_`, `p_`): empty when it names no CUDA library function.
+static StringRef pointerApiName(StringRef Name) {
+  for (StringRef Prefix : {"pfn_", "p_", "fn_", "ptr_", "g_", "_"})
+    if (Name.consume_front(Prefix))
+      break;
+  for (StringRef Lib : {"cuda", "cu", "nccl", "cublas", "nvrtc"}) {
+    StringRef Rest = Name;
+    if (Rest.consume_front(Lib) && !Rest.empty() && isUppercase(Rest.front()))
+      return Name;
+  }
+  return {};
+}
+
+namespace {
+struct PointerApi {
+  const ASTContext *Ctx;
+  FunctionDecl *Stand;
+};
+} // namespace
+
+static llvm::DenseMap<const ValueDecl *, PointerApi> &pointerApis() {
+  static llvm::DenseMap<const ValueDecl *, PointerApi> Apis;
+  return Apis;
+}
+
+void forgetPointerApis() { pointerApis().clear(); }
+
+const FunctionDecl *calleeOf(const CallExpr *Call) {
+  if (!Call)
+    return nullptr;
+  if (const FunctionDecl *FD = Call->getDirectCallee())
+    return FD;
+  const Expr *E = Call->getCallee()->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      UO && UO->getOpcode() == UO_Deref)
+    E = UO->getSubExpr()->IgnoreParenImpCasts();
+  const ValueDecl *VD = nullptr;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *Var = dyn_cast<VarDecl>(DRE->getDecl());
+    if (Var && !Var->hasLocalStorage())
+      VD = Var;
+  } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    VD = dyn_cast<FieldDecl>(ME->getMemberDecl());
+  }
+  if (!VD || !VD->getIdentifier())
+    return nullptr;
+  StringRef Name = pointerApiName(VD->getName());
+  const auto *PT = VD->getType()->getAs<PointerType>();
+  const auto *FT =
+      PT ? PT->getPointeeType()->getAs<FunctionProtoType>() : nullptr;
+  if (Name.empty() || !FT)
+    return nullptr;
+  ASTContext &Ctx = VD->getASTContext();
+  auto [It, Inserted] = pointerApis().try_emplace(VD, PointerApi{&Ctx, nullptr});
+  if (!Inserted && It->second.Ctx == &Ctx)
+    return It->second.Stand;
+  SourceLocation Loc = VD->getLocation();
+  QualType Type(FT, 0);
+  auto *Stand = FunctionDecl::Create(
+      Ctx, Ctx.getTranslationUnitDecl(), Loc, Loc,
+      DeclarationName(&Ctx.Idents.get(Name)), Type,
+      Ctx.getTrivialTypeSourceInfo(Type, Loc), SC_Extern);
+  llvm::SmallVector<ParmVarDecl *, 8> Params;
+  for (unsigned I = 0; I < FT->getNumParams(); ++I) {
+    QualType P = FT->getParamType(I);
+    auto *Param = ParmVarDecl::Create(Ctx, Stand, Loc, Loc, nullptr, P,
+                                      Ctx.getTrivialTypeSourceInfo(P, Loc),
+                                      SC_None, nullptr);
+    Param->setScopeInfo(0, I);
+    Params.push_back(Param);
+  }
+  Stand->setParams(Params);
+  It->second = {&Ctx, Stand};
+  return Stand;
 }
 
 const FunctionDecl *definitionOf(const FunctionDecl *FD) {

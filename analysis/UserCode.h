@@ -11,6 +11,7 @@
 #define CUDAGRAPH_ANALYSIS_USERCODE_H
 
 #include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
 #include "clang/Basic/SourceLocation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -52,6 +53,17 @@ private:
   llvm::BumpPtrAllocator NameAlloc;
   llvm::StringSaver Saver{NameAlloc};
 };
+
+/// The function \p Call calls: its direct callee, or, for a call through
+/// a global or member function pointer named for a CUDA API
+/// (`cuStreamBeginCapture_v2(...)` with cuew's `extern tcu.. *cu..;`, a
+/// dlsym table's `drv->cuLaunchKernel(...)`, `pfn_cuMemAlloc(...)`), a
+/// stand-in declaration of that API with the pointer's signature, the same
+/// one for every call through that pointer. Null otherwise.
+const FunctionDecl *calleeOf(const CallExpr *Call);
+
+/// Drops the stand-in declarations calleeOf made (a new translation unit).
+void forgetPointerApis();
 
 /// The definition of \p FD when it has a body that is not a template pattern.
 const FunctionDecl *definitionOf(const FunctionDecl *FD);

@@ -3,6 +3,7 @@
 #include "ValueFacts.h"
 #include "ConditionLeaves.h"
 #include "ForwardAnalysis.h"
+#include "UserCode.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMap.h"
@@ -982,7 +983,7 @@ static bool callsSafeForm(const Stmt *S, const NamePatterns &SafeForms,
   if (!S || isa<LambdaExpr>(S))
     return false;
   if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *Callee = Call->getDirectCallee())
+    if (const FunctionDecl *Callee = calleeOf(Call))
       if (!(Values && Values->Dead.contains(Call)) &&
           SafeForms.matches(
               stripCudaApiSuffix(Callee->getQualifiedNameAsString())))

@@ -37,7 +37,7 @@ static bool isPersistent(const Decl *D) {
 /// followed for the state it reads and writes: `lookup_cache(key)`,
 /// `store_cache(key, value)`, `registry()`.
 static const FunctionDecl *followedFunction(const CallExpr *Call) {
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || isa<CXXOperatorCallExpr>(Call))
     return nullptr;
   if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && !M->isStatic())
@@ -139,7 +139,7 @@ static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls,
       denotesAny(UO->getSubExpr(), Decls))
     return true;
   if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *FD = Call->getDirectCallee();
+    if (const FunctionDecl *FD = calleeOf(Call);
         FD && !isa<CXXOperatorCallExpr>(Call))
       for (unsigned I = 0, N = std::min(FD->getNumParams(), Call->getNumArgs());
            I < N; ++I) {
@@ -448,7 +448,7 @@ bool WarmUpModel::acquiresResource(const Stmt *S, const CXXRecordDecl *Class,
   if (!S || isa<LambdaExpr>(S))
     return false;
   if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+    if (const FunctionDecl *Callee = calleeOf(Call)) {
       if (cachedResourceOf(Code.nameOf(Callee)))
         return true;
       // A helper of the same object: `allocate_new_block(n)`, `trim()`.

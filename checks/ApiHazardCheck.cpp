@@ -62,7 +62,7 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
   // (runtime-harness/tools/other-stream-probe.cu).
   const auto *Call = dyn_cast_or_null<CallExpr>(Site.Site.S);
   bool IdleStream = !OtherThread && H->Kind == HazardKind::Callee &&
-                    Site.Site.Callee == (Call ? Call->getDirectCallee()
+                    Site.Site.Callee == (Call ? calleeOf(Call)
                                               : nullptr) &&
                     Analysis.onIdleStream(Call, Site.Ctx);
   if (IdleStream &&
@@ -118,7 +118,7 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
 /// with one more parameter, a stream, and the call writes every argument.
 static std::vector<FixItHint>
 asyncOnStream(ASTContext &Ctx, const CallExpr *Call, StringRef Stream) {
-  const FunctionDecl *Callee = Call->getDirectCallee();
+  const FunctionDecl *Callee = calleeOf(Call);
   const auto *Ref =
       dyn_cast<DeclRefExpr>(Call->getCallee()->IgnoreParenImpCasts());
   if (!Callee || !Ref || !Callee->getIdentifier() ||

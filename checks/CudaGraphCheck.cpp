@@ -679,7 +679,7 @@ void CudaGraphCheck::addRootNote(const RegionRoot *Root) {
     // A virtual hook: the override that begins is one the call may run.
     const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
     const auto *Hook =
-        Call ? dyn_cast_or_null<CXXMethodDecl>(Call->getDirectCallee())
+        Call ? dyn_cast_or_null<CXXMethodDecl>(calleeOf(Call))
              : nullptr;
     if (Hook && Hook->isVirtual() && Root->Via &&
         Hook->getCanonicalDecl() != Root->Via->getCanonicalDecl()) {

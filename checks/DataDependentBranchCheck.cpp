@@ -29,7 +29,7 @@ void DataDependentBranchCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 }
 
 static bool isMemcpyToHost(CaptureAnalysis &Analysis, const CallExpr *Call) {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   if (!FD)
     return false;
   StringRef Name = Analysis.nameOf(FD);
@@ -106,7 +106,7 @@ static bool hasDataDependentShape(StringRef Method) {
 
 bool DataDependentBranchCheck::isDeviceReadCall(CaptureAnalysis &Analysis,
                                                 const CallExpr *Call) {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   if (!FD)
     return false;
   CallSite Site{CallSite::Kind::Call, Call, Call->getExprLoc(), FD};
@@ -217,7 +217,7 @@ public:
         Found = Call;
         return false;
       }
-      const FunctionDecl *Def = definitionOf(Call->getDirectCallee());
+      const FunctionDecl *Def = definitionOf(calleeOf(Call));
       if (Def && Def != FD && Analysis.isUserLocation(Def->getLocation()) &&
           Check.returnedRead(Analysis, Def))
         Found = Call;
@@ -235,7 +235,7 @@ private:
   /// depend on the data (`.cpu().to(torch::kInt32)`, `.contiguous()`).
   bool isHostCopyOf(const Expr *Value, const Stmt *Read) {
     const auto *Call = dyn_cast<CallExpr>(Read);
-    if (!Call || !Call->getDirectCallee())
+    if (!Call || !calleeOf(Call))
       return false;
     const Expr *V = Value->IgnoreImplicit();
     while (V != Call->IgnoreImplicit()) {
@@ -248,7 +248,7 @@ private:
       V = MC->getImplicitObjectArgument()->IgnoreImplicit();
     }
     CallSite Site{CallSite::Kind::Call, Call, Call->getExprLoc(),
-                  Call->getDirectCallee()};
+                  calleeOf(Call)};
     const Hazard *H = matchHazard(Analysis.code(), Check.Reads, Site);
     return H && (H->Id == "tensor-cpu" || H->Id == "tensor-to-host");
   }
@@ -384,7 +384,7 @@ void DataDependentBranchCheck::checkFunction(CaptureAnalysis &Analysis,
       continue;
     const auto *ReadCall = dyn_cast<CallExpr>(Read);
     const FunctionDecl *Callee =
-        ReadCall ? ReadCall->getDirectCallee() : nullptr;
+        ReadCall ? calleeOf(ReadCall) : nullptr;
     SourceLocation ReadLoc = Analysis.visibleLoc(
         ReadCall ? ReadCall->getExprLoc() : Read->getBeginLoc());
     if (Callee && isMemcpyToHost(Analysis, ReadCall))

@@ -27,7 +27,7 @@ void ExecUpdateErrorCheck::checkCapture(CaptureAnalysis &Analysis) {
       if (!Analysis.isUserLocation(Loc))
         continue;
       std::string Lead =
-          "'" + displayName(I.Update->getDirectCallee()) + "'";
+          "'" + displayName(calleeOf(I.Update)) + "'";
       SourceRange Range(Loc, SM.getFileLoc(I.Update->getEndLoc()));
       if (I.K == GraphUpdateIssue::Kind::FatalCheck) {
         if (!reportHazard(Analysis, *FatalCheck, Loc, Range, Lead, FD,
@@ -56,7 +56,7 @@ void ExecUpdateErrorCheck::checkCapture(CaptureAnalysis &Analysis) {
         diag(SM.getFileLoc(I.Via->getBeginLoc()),
              "'%0' is called here after the failed update",
              DiagnosticIDs::Note)
-            << displayName(I.Via->getDirectCallee());
+            << displayName(calleeOf(I.Via));
       if (Elsewhere)
         diag(SM.getFileLoc(FD->getBody()->getEndLoc()),
              "a path where the update failed leaves '%0' with the error "

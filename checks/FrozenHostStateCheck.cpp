@@ -287,7 +287,7 @@ static std::optional<Change> changeOf(const Stmt *S) {
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
     if (Op->getOperator() != OO_Equal || Op->getNumArgs() != 2)
       return std::nullopt;
-    const auto *MD = dyn_cast_or_null<CXXMethodDecl>(Op->getDirectCallee());
+    const auto *MD = dyn_cast_or_null<CXXMethodDecl>(calleeOf(Op));
     if (!MD || MD->getRefQualifier() == RQ_RValue ||
         !(MD->isCopyAssignmentOperator() || MD->isMoveAssignmentOperator()) ||
         !isTensorType(Op->getArg(0)->getType()))
@@ -318,7 +318,7 @@ static std::optional<Change> changeOf(const Stmt *S) {
 static bool isCapturedWork(CaptureAnalysis &Analysis, const CallExpr *Call) {
   if (isa<CUDAKernelCallExpr>(Call))
     return true;
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   if (!FD)
     return false;
   StringRef Name = Analysis.nameOf(FD);
@@ -405,7 +405,7 @@ static const Expr *argumentFor(const Stmt *Site, const ParmVarDecl *P) {
 /// (`void *args[]`), which the launch copies at the call.
 static bool takesParameterArray(CaptureAnalysis &Analysis,
                                 const CallExpr *Call) {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   static const NamePatterns Launches(
       "cudaLaunchKernel*|cudaLaunchCooperativeKernel*|cuLaunchKernel*|"
       "cuLaunchCooperativeKernel*");
@@ -536,7 +536,7 @@ static const Decl *releasedBy(CaptureAnalysis &Analysis, const Stmt *S) {
   if (const auto *Delete = dyn_cast<CXXDeleteExpr>(S))
     return storageOf(Delete->getArgument());
   const auto *Call = dyn_cast<CallExpr>(S);
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || Call->getNumArgs() < 1)
     return nullptr;
   static const NamePatterns Releases(
@@ -670,7 +670,7 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
             Up = MC->getImplicitObjectArgument();
           else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Step->Site.S);
                    Op && Op->getNumArgs() > 0 &&
-                   isa_and_nonnull<CXXMethodDecl>(Op->getDirectCallee()))
+                   isa_and_nonnull<CXXMethodDecl>(calleeOf(Op)))
             Up = Op->getArg(0);
           else
             return;
@@ -746,13 +746,13 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
 
 bool FrozenHostStateCheck::isBegin(CaptureAnalysis &Analysis,
                                    const CallExpr *Call) const {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   return FD && Apis.eventOf(FD, Analysis.nameOf(FD)) == CaptureEvent::Begin;
 }
 
 bool FrozenHostStateCheck::isKill(CaptureAnalysis &Analysis,
                                   const CallExpr *Call) const {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   if (!FD)
     return false;
   // A reset or destroyed graph is not replayed; an updated executable
@@ -767,7 +767,7 @@ bool FrozenHostStateCheck::isKill(CaptureAnalysis &Analysis,
 std::optional<GraphRef>
 FrozenHostStateCheck::replayOf(CaptureAnalysis &Analysis,
                                const CallExpr *Call) const {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   if (!FD)
     return std::nullopt;
   StringRef Name = Analysis.nameOf(FD);
@@ -795,7 +795,7 @@ void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
       [&](const FunctionDecl *FD) {
         forEachStmt(FD->getBody(), [&](const Stmt *S) {
           const auto *Call = dyn_cast<CallExpr>(S);
-          const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+          const FunctionDecl *Callee = Call ? calleeOf(Call) : nullptr;
           if (!Callee)
             return;
           if (auto G = replayOf(Analysis, Call)) {
@@ -820,7 +820,7 @@ void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
       continue;
     GraphRef G;
     const auto *Call = dyn_cast_or_null<CallExpr>(Root->Call);
-    const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+    const FunctionDecl *Callee = Call ? calleeOf(Call) : nullptr;
     StringRef Name = Callee ? Analysis.nameOf(Callee) : "";
     if (Root->K == RegionRoot::Kind::BeginApi &&
         Name == "at::cuda::CUDAGraph::capture_begin") {
@@ -843,7 +843,7 @@ void FrozenHostStateCheck::collectGraphs(CaptureAnalysis &Analysis) {
       forEachStmt(Root->Owner->getBody(), [&](const Stmt *S) {
         const auto *EndCall = dyn_cast<CallExpr>(S);
         const FunctionDecl *EndFD =
-            EndCall ? EndCall->getDirectCallee() : nullptr;
+            EndCall ? calleeOf(EndCall) : nullptr;
         if (!EndFD || EndCall->getNumArgs() < 2 ||
             !End.matches(Analysis.nameOf(EndFD)) ||
             !SM.isBeforeInTranslationUnit(Call->getBeginLoc(),
@@ -948,7 +948,7 @@ FrozenHostStateCheck::summaryOf(CaptureAnalysis &Analysis,
         Result.Kills = true;
       } else if (auto G = replayOf(Analysis, Call)) {
         Result.Replays.push_back(*G);
-      } else if (const FunctionDecl *Callee = Call->getDirectCallee();
+      } else if (const FunctionDecl *Callee = calleeOf(Call);
                  Callee && Callee->getCanonicalDecl() != FD) {
         Summary Inner = summaryOf(Analysis, Callee, Depth + 1);
         Result.Captures |= Inner.Captures;
@@ -1014,7 +1014,7 @@ bool FrozenHostStateCheck::decidesAfter(CaptureAnalysis &Analysis,
   if (Found)
     return true;
   // A storage the helper assigns (`resized_ = true;`, the sizes it keeps).
-  if (const FunctionDecl *Callee = Call->getDirectCallee())
+  if (const FunctionDecl *Callee = calleeOf(Call))
     for (const Decl *W : summaryOf(Analysis, Callee).Writes)
       if (mentions(Cond, W))
         return true;
@@ -1097,7 +1097,7 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
     else if (const auto *Call = dyn_cast<CallExpr>(S)) {
       if (replayOf(Analysis, Call))
         Replays = true;
-      else if (const FunctionDecl *Callee = Call->getDirectCallee();
+      else if (const FunctionDecl *Callee = calleeOf(Call);
                Callee && !isBegin(Analysis, Call)) {
         const Summary &Sum = summaryOf(Analysis, Callee);
         Replays |= !Sum.Replays.empty();
@@ -1230,7 +1230,7 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         P.Changes.clear();
       } else if (auto G = replayOf(Analysis, Call)) {
         ReplayHere(P, *G, Call);
-      } else if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+      } else if (const FunctionDecl *Callee = calleeOf(Call)) {
         const Summary &Sum = summaryOf(Analysis, Callee);
         if (Sum.Captures || Sum.Kills) {
           P.Changes.clear();
@@ -1476,7 +1476,7 @@ void FrozenHostStateCheck::reportRelease(CaptureAnalysis &Analysis,
       << Name;
   addChainNotes(Analysis, Read->Site->Ctx.Chain, Read->Site->Ctx.Root);
   if (F.Via)
-    if (const FunctionDecl *Helper = F.Via->getDirectCallee())
+    if (const FunctionDecl *Helper = calleeOf(F.Via))
       diag(Analysis.visibleLoc(F.Via->getBeginLoc()),
            "'%0' frees it when called here, and the graph is not captured "
            "again on every path from here to the replay",
@@ -1513,7 +1513,7 @@ static const Expr *peelValue(const Expr *E) {
 static bool isFreshTensor(CaptureAnalysis &Analysis, const Expr *E) {
   E = peelValue(E);
   const auto *Call = dyn_cast_or_null<CallExpr>(E);
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || !isTensorType(Call->getType()))
     return false;
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call)) {
@@ -1626,7 +1626,7 @@ static void forEachFreshFill(
       return;
     }
     const auto *Call = dyn_cast<CallExpr>(S);
-    const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+    const FunctionDecl *Callee = Call ? calleeOf(Call) : nullptr;
     const FunctionDecl *Def = Callee ? definitionOf(Callee) : nullptr;
     if (!Def || Depth >= 2 || Def->getCanonicalDecl() == G->getCanonicalDecl() ||
         !Analysis.isUserLocation(Def->getLocation()))
@@ -1711,7 +1711,7 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
           forEachStmt(Caller->getBody(), [&](const Stmt *S) {
             const auto *Call = dyn_cast<CallExpr>(S);
             const FunctionDecl *Callee =
-                Call ? Call->getDirectCallee() : nullptr;
+                Call ? calleeOf(Call) : nullptr;
             if (Callee && Wanted.contains(Callee->getCanonicalDecl()))
               CallsOf[Callee->getCanonicalDecl()].push_back({Call, Caller});
           });
@@ -1774,7 +1774,7 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
         return Effect::Recaptures;
       if (auto G = replayOf(Analysis, Call))
         return replaysCaptured(Root, *G) ? Effect::Replays : Effect::None;
-      if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+      if (const FunctionDecl *Callee = calleeOf(Call)) {
         const Summary &Sum = summaryOf(Analysis, Callee);
         if (Sum.Captures || Sum.Kills)
           return Effect::Recaptures;

@@ -233,7 +233,7 @@ void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
         !Analysis.isUserLocation(Root.Loc))
       continue;
     const auto *Call = dyn_cast<CallExpr>(Root.Call);
-    const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+    const FunctionDecl *Callee = Call ? calleeOf(Call) : nullptr;
     if (!Callee || !Callee->getIdentifier())
       continue;
     StringRef Name = stripCudaApiSuffix(Callee->getName());
@@ -287,7 +287,7 @@ void LegacyStreamCheck::noteEagerWork(CaptureAnalysis &Analysis,
         Site.Function != Root.Owner || namedStream(Call) != Stream ||
         llvm::is_contained(Work, Call))
       continue;
-    const FunctionDecl *Callee = Call->getDirectCallee();
+    const FunctionDecl *Callee = calleeOf(Call);
     if (Analysis.flows().eventOf(Callee) != CaptureEvent::None ||
         hasCaptureStatusOutput(Callee))
       continue; // the end of the region, a status query

@@ -24,7 +24,7 @@ static bool isGeneratorType(QualType T) {
 bool RngGeneratorCheck::isCreation(const Expr *E,
                                    CaptureAnalysis &Analysis) const {
   const auto *Call = dyn_cast_or_null<CallExpr>(E ? E->IgnoreImplicit() : E);
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD)
     return false;
   StringRef Name = Analysis.code().nameOf(FD);
@@ -55,7 +55,7 @@ const void *RngGeneratorCheck::originOf(const Expr *E,
     if (isCreation(E, Analysis))
       return E; // made right here: no registration can name it
     if (const auto *Call = dyn_cast<CallExpr>(E))
-      if (const FunctionDecl *FD = Call->getDirectCallee();
+      if (const FunctionDecl *FD = calleeOf(Call);
           FD && !isa<CXXOperatorCallExpr>(Call))
         return FD->getCanonicalDecl();
     return nullptr;
@@ -102,7 +102,7 @@ void RngGeneratorCheck::collectGenerators(CaptureAnalysis &Analysis) {
                  (From && Created.count(From))))
         Created.try_emplace(To, Op->getBeginLoc());
     } else if (const auto *Call = dyn_cast<CallExpr>(S)) {
-      if (const FunctionDecl *FD = Call->getDirectCallee();
+      if (const FunctionDecl *FD = calleeOf(Call);
           FD && Call->getNumArgs() == 1 &&
           Analysis.code().nameOf(FD) ==
               "at::cuda::CUDAGraph::register_generator_state")

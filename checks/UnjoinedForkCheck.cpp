@@ -332,7 +332,7 @@ public:
       return {};
     }
     if (const auto *Call = dyn_cast<CallExpr>(E)) {
-      const FunctionDecl *FD = Call->getDirectCallee();
+      const FunctionDecl *FD = calleeOf(Call);
       if (!FD)
         return {};
       StringRef Name = Analysis.code().nameOf(FD);
@@ -623,7 +623,7 @@ void UnjoinedForkCheck::checkCapture(CaptureAnalysis &Analysis) {
 /// host wait, a timing.
 static llvm::SmallVector<const Expr *, 2> eventUses(CaptureAnalysis &Analysis,
                                                     const CallExpr *Call) {
-  const FunctionDecl *FD = Call->getDirectCallee();
+  const FunctionDecl *FD = calleeOf(Call);
   if (!FD)
     return {};
   EventApi Api = eventApiOf(stripCudaApiSuffix(Analysis.code().nameOf(FD)));
@@ -706,7 +706,7 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
   const auto *BeginCall = dyn_cast<CallExpr>(Root.Call);
   const auto *BeginConstruct = dyn_cast<CXXConstructExpr>(Root.Call);
   auto OriginIn = [&](const CallExpr *Begin, const Frame &F) -> Handle {
-    const FunctionDecl *FD = Begin->getDirectCallee();
+    const FunctionDecl *FD = calleeOf(Begin);
     if (FD && isa<CXXMethodDecl>(FD))
       return Walk.currentAt(Begin, F, 0); // capture_begin: the current stream
     return Begin->getNumArgs() ? Walk.resolve(Begin->getArg(0), F) : Handle();
@@ -805,7 +805,7 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
                               : SourceRange();
       return Outer->CallLoc;
     }
-    Lead = "'" + displayName(O.Call->getDirectCallee()) + "'";
+    Lead = "'" + displayName(calleeOf(O.Call)) + "'";
     Range = O.Call->getSourceRange();
     SourceLocation Loc = Analysis.visibleLoc(O.Call->getBeginLoc());
     return Analysis.isUserLocation(Loc) ? Loc : SourceLocation();
@@ -918,7 +918,7 @@ void UnjoinedForkCheck::checkRegion(CaptureAnalysis &Analysis,
         SourceLocation Loc = Analysis.visibleLoc(Call->getBeginLoc());
         if (!Analysis.isUserLocation(Loc) ||
             !reportHazard(Analysis, *Bound, Loc, Call->getSourceRange(),
-                          "'" + displayName(Call->getDirectCallee()) + "'",
+                          "'" + displayName(calleeOf(Call)) + "'",
                           Flow.Function, nullptr, &Root))
           break;
         diag(Analysis.visibleLoc(It->second->Call->getBeginLoc()),
@@ -1075,7 +1075,7 @@ void UnjoinedForkCheck::checkEagerEvents(CaptureAnalysis &Analysis) {
         // A stream wait with cudaEventWaitExternal, or flags not known, is
         // meant for a capture.
         StringRef Name =
-            stripCudaApiSuffix(Analysis.code().nameOf(Call->getDirectCallee()));
+            stripCudaApiSuffix(Analysis.code().nameOf(calleeOf(Call)));
         if (Name.ends_with("StreamWaitEvent") && Call->getNumArgs() >= 3) {
           Expr::EvalResult Flags;
           if (!Call->getArg(2)->EvaluateAsInt(Flags, Analysis.context()) ||
@@ -1116,7 +1116,7 @@ void UnjoinedForkCheck::checkEagerEvents(CaptureAnalysis &Analysis) {
       SourceLocation Loc = Analysis.visibleLoc(R.Call->getBeginLoc());
       if (!Analysis.isUserLocation(Loc) ||
           !reportHazard(Analysis, *EagerRecord, Loc, R.Call->getSourceRange(),
-                        "'" + displayName(R.Call->getDirectCallee()) + "'",
+                        "'" + displayName(calleeOf(R.Call)) + "'",
                         R.Function, nullptr, R.Root))
         continue;
       diag(Analysis.visibleLoc(Found->Call->getBeginLoc()),
@@ -1126,7 +1126,7 @@ void UnjoinedForkCheck::checkEagerEvents(CaptureAnalysis &Analysis) {
                : "'%0' uses the event here, in '%1'; nothing records it "
                  "outside a capture",
            DiagnosticIDs::Note)
-          << displayName(Found->Call->getDirectCallee())
+          << displayName(calleeOf(Found->Call))
           << displayName(Found->Function);
       if (R.Root)
         addChainNotes(Analysis, nullptr, R.Root);
