@@ -775,6 +775,18 @@ static bool enclosingConditions(const Stmt *S, const Stmt *Target,
       return true;
     Out.resize(Mark);
   }
+  // The right operand of `a && b` runs with `a` true, of `a || b` with `a`
+  // false: `if (ok && verbose < 2 && begin(s) == cudaSuccess)`.
+  if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isLogicalOp()) {
+    if (enclosingConditions(BO->getLHS(), Target, Out))
+      return true;
+    size_t Mark = Out.size();
+    Out.push_back({BO->getLHS(), BO->getOpcode() == BO_LAnd, nullptr});
+    if (enclosingConditions(BO->getRHS(), Target, Out))
+      return true;
+    Out.resize(Mark);
+    return false;
+  }
   for (const Stmt *Child : S->children())
     if (Child != LoopBody && enclosingConditions(Child, Target, Out))
       return true;

@@ -12,7 +12,11 @@ namespace clang::cudagraph {
 
 const char DefaultLibraryHeaderRegex[] =
     "(^|/)(ATen|c10|caffe2|torch/csrc|thrust|cub|cuda/std|cccl|pybind11)/|"
-    "(^|/)cuda[^/]*/(targets/[^/]+/)?include/";
+    // The toolkit's headers (/usr/local/cuda/include,
+    // /opt/cuda-13.0/targets/x86_64-linux/include, a conda environment's
+    // targets/x86_64-linux/include), not a project's own cuda/include.
+    "^/(usr|opt)/(.+/)?cuda(-[0-9.]+)?/(targets/[^/]+/)?include/|"
+    "(^|/)targets/[^/]+-linux[^/]*/include/";
 
 CodeClassifier::CodeClassifier(const SourceManager &SM,
                                llvm::StringRef LibraryRegex)
