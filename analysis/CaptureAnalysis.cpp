@@ -590,68 +590,65 @@ bool CaptureAnalysis::timesItsWork(const FunctionDecl *Def) {
   return It->second;
 }
 
-/// The field or variable \p E names (`r->warm`, `warm_`, a global).
-static const ValueDecl *countedStorage(const Expr *E) {
-  E = E->IgnoreParenImpCasts();
-  if (const auto *ME = dyn_cast<MemberExpr>(E))
-    return ME->getMemberDecl();
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-        VD && !VD->hasLocalStorage())
-      return VD;
-  return nullptr;
-}
-
 /// Whether \p Root's begin runs only after its function ran eagerly before:
-/// it sits under `count >= k` (k > 0) or `count > k` (k >= 0) for a field
-/// or global the function itself counts up (`if (r->warm >= 2) begin(s);
-/// ... r->warm++;`). Those runs did the first-use work of what the region
+/// it runs under a fact on a field or global that the function itself
+/// counts up (`if (r->warm >= 2) begin(s); ... r->warm++;`), or sets after
+/// the begin to a value the fact allows (`if (r->warm) begin(s); ...
+/// r->warm = 1;`). Those runs did the first-use work of what the region
 /// calls.
 static bool capturesAfterWarmUps(const RegionRoot &Root) {
-  if (!Root.Owner || !Root.Owner->getBody())
+  if (!Root.Owner || !Root.Owner->getBody() || !Root.Call)
     return false;
   const ASTContext &Ctx = Root.Owner->getASTContext();
-  llvm::SmallPtrSet<const ValueDecl *, 2> Counters;
-  for (auto [Cond, Value] : Root.Conditions) {
-    llvm::SmallVector<ConditionLeaf, 4> Leaves;
-    conditionLeaves(Cond, Value, Leaves);
-    for (auto [Leaf, True] : Leaves) {
-      const auto *BO = dyn_cast<BinaryOperator>(Leaf);
-      if (!BO || !BO->isRelationalOp())
-        continue;
-      BinaryOperatorKind Op = True ? BO->getOpcode()
-                                   : BinaryOperator::negateComparisonOp(
-                                         BO->getOpcode());
-      const Expr *Counter = BO->getLHS(), *Bound = BO->getRHS();
-      Expr::EvalResult R;
-      if (!Bound->EvaluateAsInt(R, Ctx)) {
-        std::swap(Counter, Bound);
-        Op = BinaryOperator::reverseComparisonOp(Op);
-        if (!Bound->EvaluateAsInt(R, Ctx))
-          continue;
-      }
-      int64_t K = R.Val.getInt().getExtValue();
-      if ((Op == BO_GE && K > 0) || (Op == BO_GT && K >= 0))
-        if (const ValueDecl *D = countedStorage(Counter))
-          Counters.insert(D);
-    }
-  }
-  if (Counters.empty())
+  const SourceManager &SM = Ctx.getSourceManager();
+  // Facts that the first run fails: `count >= k` (k > 0), `flag != 0`.
+  llvm::SmallVector<const GuardFact *, 2> Warm;
+  for (const GuardFact &G : Root.Guards)
+    if (!G.Loop && G.HasRange && (G.Except ? G.Lo == 0 : G.Lo > 0))
+      Warm.push_back(&G);
+  if (Warm.empty())
     return false;
-  bool Counted = false;
+  SourceLocation Begin = SM.getExpansionLoc(Root.Call->getBeginLoc());
+  bool Warmed = false;
   forEachStmt(Root.Owner->getBody(), [&](const Stmt *S) {
-    const Expr *Target = nullptr;
+    const Expr *Target = nullptr, *Stored = nullptr;
+    bool Up = false;
     if (const auto *UO = dyn_cast<UnaryOperator>(S);
-        UO && UO->isIncrementOp())
+        UO && UO->isIncrementOp()) {
       Target = UO->getSubExpr();
-    else if (const auto *CA = dyn_cast<CompoundAssignOperator>(S);
-             CA && CA->getOpcode() == BO_AddAssign)
+      Up = true;
+    } else if (const auto *CA = dyn_cast<CompoundAssignOperator>(S);
+               CA && CA->getOpcode() == BO_AddAssign) {
       Target = CA->getLHS();
-    if (Target)
-      if (const ValueDecl *D = countedStorage(Target))
-        Counted |= Counters.contains(D);
+      Up = true;
+    } else if (const auto *BO = dyn_cast<BinaryOperator>(S);
+               BO && BO->getOpcode() == BO_Assign) {
+      Target = BO->getLHS();
+      Stored = BO->getRHS();
+    }
+    if (!Target || Warmed)
+      return;
+    // Members and globals only: a local starts again on every call.
+    const Expr *Base = Target->IgnoreParenImpCasts();
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(Base)) {
+      const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+      if (!VD || VD->hasLocalStorage())
+        return;
+    } else if (!isa<MemberExpr>(Base)) {
+      return;
+    }
+    GuardFact F;
+    bool Known = storedFact(Target, Stored, Ctx, F);
+    for (const GuardFact *G : Warm) {
+      if (G->Subject != F.Subject)
+        continue;
+      if (Up || (Known && !G->excludes(F) &&
+                 SM.isBeforeInTranslationUnit(
+                     Begin, SM.getExpansionLoc(S->getBeginLoc()))))
+        Warmed = true;
+    }
   });
-  return Counted;
+  return Warmed;
 }
 
 bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,

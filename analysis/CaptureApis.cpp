@@ -700,8 +700,24 @@ void variableAtom(const ValueDecl *D, llvm::FoldingSetNodeID &ID) {
 }
 
 bool GuardFact::excludes(const GuardFact &O) const {
-  if (!HasRange || !O.HasRange || Subject != O.Subject)
+  if (!constrainsSubject() || !O.constrainsSubject() || Subject != O.Subject)
     return false;
+  if (Mask || O.Mask) {
+    const GuardFact &Bits = Mask ? *this : O, &Other = Mask ? O : *this;
+    if (Other.Mask) {
+      // `(x & M1) == 0` excludes `x & M2` when M2 lies within M1.
+      if (Bits.MaskSet == Other.MaskSet)
+        return false;
+      const GuardFact &Clear = Bits.MaskSet ? Other : Bits;
+      const GuardFact &Set = Bits.MaskSet ? Bits : Other;
+      return (Set.Mask & ~Clear.Mask) == 0;
+    }
+    // One known value decides every bit test.
+    if (Other.Except || Other.Lo != Other.Hi)
+      return false;
+    return ((static_cast<uint64_t>(Other.Lo) & Bits.Mask) != 0) !=
+           Bits.MaskSet;
+  }
   if (Except && O.Except)
     return false;
   if (Except || O.Except) {
@@ -709,6 +725,21 @@ bool GuardFact::excludes(const GuardFact &O) const {
     return Span.Lo == Point.Lo && Span.Hi == Point.Lo;
   }
   return std::max(Lo, O.Lo) > std::min(Hi, O.Hi);
+}
+
+/// The integer operand of a bit test `x & M` with a constant mask M, or
+/// null.
+static const Expr *isBitTest(const Expr *E, const ASTContext &Ctx) {
+  const auto *BO = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
+  if (!BO || BO->getOpcode() != BO_And || BO->isValueDependent() ||
+      !BO->getType()->isIntegralOrEnumerationType())
+    return nullptr;
+  const Expr *L = BO->getLHS()->IgnoreParenImpCasts();
+  const Expr *R = BO->getRHS()->IgnoreParenImpCasts();
+  bool LC = L->isIntegerConstantExpr(Ctx), RC = R->isIntegerConstantExpr(Ctx);
+  if (LC == RC)
+    return nullptr;
+  return RC ? L : R;
 }
 
 /// The values `E` may have when \p Leaf, a comparison of an integer operand
@@ -742,10 +773,26 @@ static void comparisonRange(const Expr *Leaf, bool Value, const ASTContext &Ctx,
     } else {
       return;
     }
-  } else if (isa<BinaryOperator>(Leaf) || Constant(Leaf)) {
+  } else if ((isa<BinaryOperator>(Leaf) && !isBitTest(Leaf, Ctx)) ||
+             Constant(Leaf)) {
     return;
   }
   Operand = Operand->IgnoreParenImpCasts();
+  // A bit test: `x & M` alone, or compared with zero.
+  if (const Expr *Bits = isBitTest(Operand, Ctx);
+      Bits && C == 0 && (Op == BO_NE || Op == BO_EQ)) {
+    const auto *And = cast<BinaryOperator>(Operand);
+    const Expr *MaskExpr = And->getLHS()->IgnoreParenImpCasts() == Bits
+                               ? And->getRHS()
+                               : And->getLHS();
+    std::optional<int64_t> M = Constant(MaskExpr->IgnoreParenImpCasts());
+    if (!M || *M == 0)
+      return;
+    F.Mask = static_cast<uint64_t>(*M);
+    F.MaskSet = (Op == BO_NE) == Value;
+    atomKey(Bits, Ctx, F.Subject, LoopVar);
+    return;
+  }
   QualType T = Operand->getType();
   if (T.isNull() || !(T->isIntegralOrEnumerationType() || T->isPointerType()))
     return;
@@ -792,6 +839,9 @@ namespace {
 struct LocalInit {
   const ASTContext *Ctx;
   const Expr *Init; // null: not a condition kept unchanged
+  /// The local is only ever cleared after (`ok = 0;`): its being true still
+  /// says the condition held, its being false says nothing.
+  bool OnlyTrue = false;
 };
 } // namespace
 
@@ -802,9 +852,70 @@ static llvm::DenseMap<const VarDecl *, LocalInit> &guardLocals() {
 
 void forgetGuardLocals() { guardLocals().clear(); }
 
+/// Whether \p E names \p VD.
+static bool namesLocal(const Expr *E, const VarDecl *VD) {
+  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+  return DRE && DRE->getDecl() == VD;
+}
+
+/// Whether every write of local \p VD in \p S stores zero (`ok = 0;`,
+/// `ok = false;`): no other assignment, increment, address taken, non-const
+/// reference bound, or lambda capture.
+static bool onlyCleared(const Stmt *S, const VarDecl *VD,
+                        const ASTContext &Ctx) {
+  if (!S)
+    return true;
+  if (const auto *L = dyn_cast<LambdaExpr>(S))
+    return !L->getLambdaClass() || !L->getLambdaClass()->isLambda() ||
+           llvm::none_of(L->captures(), [&](const LambdaCapture &C) {
+             return C.capturesVariable() && C.getCapturedVar() == VD;
+           });
+  if (const auto *BO = dyn_cast<BinaryOperator>(S);
+      BO && BO->isAssignmentOp() && namesLocal(BO->getLHS(), VD)) {
+    Expr::EvalResult R;
+    if (BO->getOpcode() != BO_Assign || BO->getRHS()->isValueDependent() ||
+        !BO->getRHS()->EvaluateAsInt(R, Ctx) || !R.Val.getInt().isZero())
+      return false;
+    return onlyCleared(BO->getRHS(), VD, Ctx);
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(S);
+      UO && (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf) &&
+      namesLocal(UO->getSubExpr(), VD))
+    return false;
+  if (const auto *Call = dyn_cast<CallExpr>(S)) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
+      if (!namesLocal(Call->getArg(I), VD))
+        continue;
+      unsigned Shift = isa<CXXOperatorCallExpr>(Call) &&
+                               isa_and_nonnull<CXXMethodDecl>(Callee)
+                           ? 1
+                           : 0;
+      if (I < Shift)
+        return false;
+      if (!Callee || I - Shift >= Callee->getNumParams()) {
+        if (!Callee || !Callee->isVariadic())
+          return false;
+        continue;
+      }
+      QualType T = Callee->getParamDecl(I - Shift)->getType();
+      if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified())
+        return false;
+    }
+  }
+  for (const Stmt *Child : S->children())
+    if (!onlyCleared(Child, VD, Ctx))
+      return false;
+  return true;
+}
+
 /// The condition a local holds for the whole function: `int enabled = !off
-/// && debug == 0;` never written again. Null otherwise.
-static const Expr *heldCondition(const Expr *Leaf, const ASTContext &Ctx) {
+/// && debug == 0;` never written again. With \p OnlyTrue, a local that is
+/// only cleared after (`do_capture = 0;` when the begin fails): true, it
+/// still says the condition held. Null otherwise.
+static const Expr *heldCondition(const Expr *Leaf, const ASTContext &Ctx,
+                                 bool &OnlyTrue) {
+  OnlyTrue = false;
   const auto *DRE = dyn_cast<DeclRefExpr>(Leaf);
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
   if (!VD || !VD->hasLocalStorage() || isa<ParmVarDecl>(VD) ||
@@ -817,15 +928,19 @@ static const Expr *heldCondition(const Expr *Leaf, const ASTContext &Ctx) {
       !(UO && UO->getOpcode() == UO_LNot))
     return nullptr;
   auto [It, Inserted] = guardLocals().try_emplace(VD, LocalInit{&Ctx, nullptr});
-  if (!Inserted && It->second.Ctx == &Ctx)
-    return It->second.Init;
-  It->second = {&Ctx, nullptr};
-  const auto *FD = dyn_cast<FunctionDecl>(VD->getDeclContext());
-  const Stmt *Body = FD ? FD->getBody() : nullptr;
-  if (Body && isStable(Init) &&
-      !ExprMutationAnalyzer(*Body, const_cast<ASTContext &>(Ctx))
-           .isMutated(VD))
-    It->second.Init = Init;
+  if (Inserted || It->second.Ctx != &Ctx) {
+    It->second = {&Ctx, nullptr};
+    const auto *FD = dyn_cast<FunctionDecl>(VD->getDeclContext());
+    const Stmt *Body = FD ? FD->getBody() : nullptr;
+    if (Body && isStable(Init)) {
+      if (!ExprMutationAnalyzer(*Body, const_cast<ASTContext &>(Ctx))
+               .isMutated(VD))
+        It->second.Init = Init;
+      else if (onlyCleared(Body, VD, Ctx))
+        It->second = {&Ctx, Init, true};
+    }
+  }
+  OnlyTrue = It->second.OnlyTrue;
   return It->second.Init;
 }
 
@@ -868,7 +983,9 @@ void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
     Out.push_back(std::move(F));
     // A local holding a condition stands for it: what `enabled` being true
     // says of `debug` (`int enabled = debug == 0 && ...;`).
-    if (const Expr *Held = heldCondition(Leaf, Ctx))
+    bool OnlyTrue = false;
+    if (const Expr *Held = heldCondition(Leaf, Ctx, OnlyTrue);
+        Held && (LeafValue || !OnlyTrue))
       conditionLeaves(Held, LeafValue, Leaves);
   }
 }

@@ -210,12 +210,19 @@ struct GuardFact {
   llvm::FoldingSetNodeID Subject;
   bool HasRange = false, Except = false;
   int64_t Lo = 0, Hi = 0;
+  /// For a bit test of an integer operand (`flags & M`, `(flags & M) != 0`,
+  /// `(flags & M) == 0`): the mask, and whether some bit of it is set.
+  uint64_t Mask = 0;
+  bool MaskSet = false;
   /// The operand is a member of `this` (a method's object, whose setters
   /// ValueFacts follows).
   bool OnThis = false;
 
+  /// Whether the fact constrains the value of the operand in Subject.
+  bool constrainsSubject() const { return HasRange || Mask; }
   /// Whether no value of the same operand satisfies both facts
-  /// (`debug >= 3` true and `debug == 0` true).
+  /// (`debug >= 3` true and `debug == 0` true; `flags == 1` true and
+  /// `flags & 2` true).
   bool excludes(const GuardFact &Other) const;
   /// Whether the two facts cannot hold together: one atom with two values,
   /// or ranges of one operand that do not meet.

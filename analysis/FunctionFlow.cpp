@@ -672,7 +672,7 @@ static void storedOnTheWay(const Stmt *Body, const Stmt *Target,
         if (Fact.Subject == llvm::FoldingSetNodeID())
           return;
         llvm::erase_if(Guards, [&](const GuardFact &G) {
-          return (G.HasRange && G.Subject == Fact.Subject) ||
+          return (G.constrainsSubject() && G.Subject == Fact.Subject) ||
                  G.Atom == Fact.Subject;
         });
         if (Known)
@@ -968,16 +968,11 @@ const RegionRoot *FlowEngine::rootFor(const Stmt *S, const FunctionDecl *Owner,
 bool FlowEngine::contradictsGuards(const RegionRoot &Root,
                                    const FunctionDecl *FD, const Stmt *S,
                                    const ParamAliases *Aliases) {
-  if (!S || !FD->getBody() ||
-      llvm::all_of(Root.Guards, [](const GuardFact &G) { return G.Loop; }))
-    return false;
-  llvm::SmallVector<WayCondition, 4> Way;
-  if (!enclosingConditions(FD->getBody(), S, Way))
+  if (llvm::all_of(Root.Guards, [](const GuardFact &G) { return G.Loop; }))
     return false;
   llvm::SmallVector<GuardFact, 4> Here;
-  for (const WayCondition &W : Way)
-    if (W.Cond && !W.Loop)
-      guardFacts(W.Cond, W.Value, Ctx, Here, nullptr, Aliases);
+  if (!wayFacts(FD, S, Here, Aliases))
+    return false;
   // The values of the object's members in a method the region calls are
   // ValueFacts' (it follows the setters called after the begin).
   for (const GuardFact &G : Root.Guards)
@@ -986,6 +981,18 @@ bool FlowEngine::contradictsGuards(const RegionRoot &Root,
                       (G.excludes(F) && !G.OnThis)))
         return true;
   return false;
+}
+
+bool FlowEngine::wayFacts(const FunctionDecl *FD, const Stmt *S,
+                          llvm::SmallVectorImpl<GuardFact> &Out,
+                          const ParamAliases *Aliases) {
+  llvm::SmallVector<WayCondition, 4> Way;
+  if (!S || !FD->getBody() || !enclosingConditions(FD->getBody(), S, Way))
+    return false;
+  for (const WayCondition &W : Way)
+    if (W.Cond && !W.Loop)
+      guardFacts(W.Cond, W.Value, Ctx, Out, nullptr, Aliases);
+  return true;
 }
 
 llvm::ArrayRef<std::pair<const FunctionDecl *, const CallExpr *>>
@@ -1046,12 +1053,8 @@ void FlowEngine::callerFacts(const FunctionDecl *FD,
         MC && !isa<CXXThisExpr>(
                   MC->getImplicitObjectArgument()->IgnoreParenImpCasts()))
       return;
-    llvm::SmallVector<WayCondition, 4> Way;
-    enclosingConditions(Caller->getBody(), Call, Way);
     llvm::SmallVector<GuardFact, 4> Here;
-    for (const WayCondition &W : Way)
-      if (W.Cond && !W.Loop)
-        guardFacts(W.Cond, W.Value, Ctx, Here);
+    wayFacts(Caller, Call, Here);
     if (Caller->getCanonicalDecl() != FD->getCanonicalDecl())
       callerFacts(Caller, Here, Depth + 1);
     if (First) {
@@ -2284,6 +2287,13 @@ const FunctionFlow &FlowEngine::flow(const FunctionDecl *Def,
   if (Cfg) {
     Flow.Whole = false;
     Builder(*this, Flow, *Cfg, DecidedKey.empty() ? nullptr : Decided).run();
+    // The CFG splits `int a = x, b = y;` into one DeclStmt a variable; the
+    // statement of the source has the state of its first.
+    for (auto [Synthetic, Source] : Cfg->synthetic_stmts())
+      if (auto It = Flow.States.find(Synthetic); It != Flow.States.end()) {
+        CaptureState State = It->second;
+        Flow.States.try_emplace(Source, std::move(State));
+      }
     return Flow;
   }
   // No events and no tests: every call runs in the entry state.

@@ -232,6 +232,11 @@ public:
   bool contradictsGuards(const RegionRoot &Root, const FunctionDecl *FD,
                          const Stmt *S,
                          const ParamAliases *Aliases = nullptr);
+  /// The facts the conditions around \p S in \p FD say on the way to it
+  /// (loop conditions left out). False when S is not in FD's body.
+  bool wayFacts(const FunctionDecl *FD, const Stmt *S,
+                llvm::SmallVectorImpl<GuardFact> &Out,
+                const ParamAliases *Aliases = nullptr);
   /// Every region root made so far (begins of analyzed functions).
   const std::deque<RegionRoot> &roots() const { return Roots; }
   /// The placeholder root of flows entered with a capture open.

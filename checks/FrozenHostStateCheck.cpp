@@ -559,8 +559,55 @@ static void forEachStmt(const Stmt *S,
     forEachStmt(Child, Fn);
 }
 
+/// The parameter a scalar local is computed from alone, and never changed
+/// after: `int seq_len = position + 1;` stands for `position`. Null
+/// otherwise.
+static const ParmVarDecl *derivedParameter(const VarDecl *VD,
+                                           ASTContext &Ctx) {
+  if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() ||
+      VD->getType()->isReferenceType() || !VD->getInit())
+    return nullptr;
+  const Expr *E = VD->getInit();
+  for (unsigned Depth = 0; E && Depth < 4; ++Depth) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+      const auto *P = dyn_cast<ParmVarDecl>(DRE->getDecl());
+      const auto *FD = dyn_cast<FunctionDecl>(VD->getDeclContext());
+      if (!P || !FD || !FD->getBody() || P->getDeclContext() != FD)
+        return nullptr;
+      // Assigned again (its address may be taken: a kernel-parameter
+      // array only reads it).
+      bool Assigned = false;
+      forEachStmt(FD->getBody(), [&](const Stmt *S) {
+        const Expr *Target = nullptr;
+        if (const auto *A = dyn_cast<BinaryOperator>(S);
+            A && A->isAssignmentOp())
+          Target = A->getLHS();
+        else if (const auto *U = dyn_cast<UnaryOperator>(S);
+                 U && U->isIncrementDecrementOp())
+          Target = U->getSubExpr();
+        if (const auto *T = dyn_cast_or_null<DeclRefExpr>(
+                Target ? Target->IgnoreParenImpCasts() : nullptr);
+            T && T->getDecl() == VD)
+          Assigned = true;
+      });
+      return Assigned ? nullptr : P;
+    }
+    const auto *BO = dyn_cast<BinaryOperator>(E);
+    if (!BO || !BO->isAdditiveOp() && !BO->isMultiplicativeOp())
+      return nullptr;
+    bool L = BO->getLHS()->isIntegerConstantExpr(Ctx);
+    bool R = BO->getRHS()->isIntegerConstantExpr(Ctx);
+    if (L == R)
+      return nullptr;
+    E = L ? BO->getRHS() : BO->getLHS();
+  }
+  return nullptr;
+}
+
 void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
   Reads.clear();
+  ParamReads.clear();
   AddressReads.clear();
   RootsByBegin.clear();
   RootOwners.clear();
@@ -596,6 +643,7 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
         Written.insert({Ctx->Root, D});
     });
   }
+  llvm::DenseMap<const Decl *, const ParmVarDecl *> Derived;
   for (const CapturedSite &Site : Analysis.sites()) {
     const auto *Call = dyn_cast_or_null<CallExpr>(Site.Site.S);
     if (!Call || Site.Site.K != CallSite::Kind::Call || !Site.Ctx.Root ||
@@ -603,6 +651,20 @@ void FrozenHostStateCheck::collectReads(CaptureAnalysis &Analysis) {
         !isCapturedWork(Analysis, Call))
       continue;
     auto Record = [&](const Decl *D, ValueKind K, const Expr *Use) {
+      // A local computed from a parameter alone reads that parameter.
+      const Decl *Param = D;
+      if (K == ValueKind::Scalar && !isa<ParmVarDecl>(D)) {
+        auto [It, New] = Derived.try_emplace(D, nullptr);
+        if (New)
+          It->second =
+              derivedParameter(dyn_cast<VarDecl>(D), Analysis.context());
+        Param = It->second;
+      }
+      if (isa_and_nonnull<ParmVarDecl>(Param) && K == ValueKind::Scalar) {
+        std::vector<CapturedRead> &Sites = ParamReads[Param];
+        if (Sites.empty() || Sites.back().Site != &Site)
+          Sites.push_back({Param, K, &Site, Use, objectOf(Use)});
+      }
       if (Written.count({Site.Ctx.Root, D}))
         return;
       if (const auto *VD = dyn_cast<VarDecl>(D);
@@ -1115,6 +1177,8 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
       CFG::buildCFG(FD, FD->getBody(), &Analysis.context(), Options);
   if (!Cfg)
     return;
+  llvm::DenseMap<const DeclStmt *, const DeclStmt *> SourceOf(
+      Cfg->synthetic_stmts().begin(), Cfg->synthetic_stmts().end());
 
   std::vector<Finding> Found;
   std::set<std::pair<const Stmt *, const Decl *>> Reported;
@@ -1218,9 +1282,13 @@ void FrozenHostStateCheck::checkFunction(CaptureAnalysis &Analysis,
         continue;
       }
       if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+        // The CFG's own DeclStmt for one variable of `int a = x, b = y;`
+        // stands for the statement of the source.
+        const Stmt *Source = SourceOf.lookup(DS);
         for (const Decl *D : DS->decls())
           if (const auto *VD = dyn_cast<VarDecl>(D); VD && VD->hasInit())
-            ChangeHere(P, S, VD->getCanonicalDecl(), nullptr);
+            ChangeHere(P, Source ? Source : S, VD->getCanonicalDecl(),
+                       nullptr);
         continue;
       }
       const auto *Call = dyn_cast<CallExpr>(S);
@@ -1772,17 +1840,14 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
         return Effect::None;
       if (isBegin(Analysis, Call) || isKill(Analysis, Call))
         return Effect::Recaptures;
-      if (auto G = replayOf(Analysis, Call))
-        return replaysCaptured(Root, *G) ? Effect::Replays : Effect::None;
-      if (const FunctionDecl *Callee = calleeOf(Call)) {
-        const Summary &Sum = summaryOf(Analysis, Callee);
-        if (Sum.Captures || Sum.Kills)
-          return Effect::Recaptures;
-        for (const GraphRef &G : Sum.Replays)
-          if (replaysCaptured(Root, G))
-            return Effect::Replays;
-      }
-      return Effect::None;
+      if (!replayOf(Analysis, Call))
+        if (const FunctionDecl *Callee = calleeOf(Call)) {
+          const Summary &Sum = summaryOf(Analysis, Callee);
+          if (Sum.Captures || Sum.Kills)
+            return Effect::Recaptures;
+        }
+      return replaysRoot(Analysis, Root, Call) ? Effect::Replays
+                                               : Effect::None;
     };
     // A replay reached from \p From without passing a begin: a later call
     // that skips the capture replays what an earlier call captured.
@@ -1983,6 +2048,87 @@ void FrozenHostStateCheck::checkPerCallInputs(CaptureAnalysis &Analysis) {
   }
 }
 
+bool FrozenHostStateCheck::replaysRoot(CaptureAnalysis &Analysis,
+                                       const RegionRoot *Root,
+                                       const CallExpr *Call) {
+  if (auto G = replayOf(Analysis, Call))
+    return replaysCaptured(Root, *G);
+  const FunctionDecl *Callee = calleeOf(Call);
+  return Callee && llvm::any_of(summaryOf(Analysis, Callee).Replays,
+                                [&](const GraphRef &G) {
+                                  return replaysCaptured(Root, G);
+                                });
+}
+
+void FrozenHostStateCheck::checkPinnedParameters(CaptureAnalysis &Analysis) {
+  // The replays of each capture in the function that begins it.
+  std::map<const RegionRoot *, std::vector<const CallExpr *>> Replays;
+  for (const auto &[Storage, List] : ParamReads) {
+    const auto *P = dyn_cast<ParmVarDecl>(Storage);
+    if (!P)
+      continue;
+    llvm::FoldingSetNodeID Key;
+    variableAtom(P, Key);
+    for (const CapturedRead &R : List) {
+      const RegionRoot *Root = R.Site->Ctx.Root;
+      if (R.Kind != ValueKind::Scalar || !Root->Owner || !Root->Call ||
+          P->getDeclContext() != Root->Owner || !Root->Owner->getBody())
+        continue;
+      // The values the capture ran with.
+      llvm::SmallVector<const GuardFact *, 2> Pinned;
+      for (const GuardFact &G : Root->Guards)
+        if (!G.Loop && G.constrainsSubject() && G.Subject == Key)
+          Pinned.push_back(&G);
+      if (Pinned.empty())
+        continue;
+      auto [It, New] = Replays.try_emplace(Root);
+      if (New)
+        forEachStmt(Root->Owner->getBody(), [&](const Stmt *S) {
+          if (const auto *Call = dyn_cast<CallExpr>(S);
+              Call && replaysRoot(Analysis, Root, Call))
+            It->second.push_back(Call);
+        });
+      // A replay under a test that no captured value passes.
+      const CallExpr *Replay = nullptr;
+      for (const CallExpr *Call : It->second) {
+        llvm::SmallVector<GuardFact, 4> Here;
+        if (!Analysis.flows().wayFacts(Root->Owner, Call, Here))
+          continue;
+        if (llvm::any_of(Pinned, [&](const GuardFact *G) {
+              return llvm::any_of(Here, [&](const GuardFact &F) {
+                return G->excludes(F);
+              });
+            })) {
+          Replay = Call;
+          break;
+        }
+      }
+      if (!Replay)
+        continue;
+      const Stmt *Work = R.Site->Site.S;
+      Hazard H = *Scalar;
+      H.Effect = "takes other values on the calls that replay the graph, "
+                 "which captured it by value only for the value it had then";
+      SourceLocation Loc = Analysis.visibleLoc(Work->getBeginLoc());
+      std::string Name = "'" + P->getNameAsString() + "'";
+      if (!reportHazard(Analysis, H, Loc, Work->getSourceRange(), Name,
+                        R.Site->Function, R.Site->Ctx.Chain, Root))
+        continue;
+      const Decl *Used = storageOfValue(R.Use);
+      diag(Analysis.visibleLoc(R.Use->getBeginLoc()),
+           "the graph keeps the value '%0' has here during capture",
+           DiagnosticIDs::Note)
+          << (Used ? nameOfStorage(Used) : P->getName());
+      addChainNotes(Analysis, R.Site->Ctx.Chain, Root);
+      diag(Analysis.visibleLoc(Replay->getBeginLoc()),
+           "the graph is replayed here, where '%0' cannot have a value the "
+           "capture ran with",
+           DiagnosticIDs::Note)
+          << P->getName();
+    }
+  }
+}
+
 void FrozenHostStateCheck::checkHostComputedCalls(CaptureAnalysis &Analysis) {
   if (CalleeHazards.empty())
     return;
@@ -2025,6 +2171,7 @@ void FrozenHostStateCheck::checkCapture(CaptureAnalysis &Analysis) {
     if (FD->getBody())
       checkFunction(Analysis, FD);
   checkPerCallInputs(Analysis);
+  checkPinnedParameters(Analysis);
 }
 
 } // namespace clang::tidy::cudagraph

@@ -121,6 +121,15 @@ private:
   /// Locals made anew on every call that a capture the function skips on
   /// later calls reads (per-call-input).
   void checkPerCallInputs(CaptureAnalysis &Analysis);
+  /// Parameters of a capturing function that captured work reads by value,
+  /// where the capture runs only for some values of the parameter and the
+  /// function replays the graph under a test that rules them out
+  /// (`if (pos == 0) capture(); else if (pos > 0) replay();`).
+  void checkPinnedParameters(CaptureAnalysis &Analysis);
+  /// Whether \p Call replays what \p Root captured (itself, or a callee
+  /// that replays it).
+  bool replaysRoot(CaptureAnalysis &Analysis, const RegionRoot *Root,
+                   const CallExpr *Call);
   /// Captured calls of library functions that compute on the host what
   /// their kernels use (the catalog's Callee entries of this check).
   void checkHostComputedCalls(CaptureAnalysis &Analysis);
@@ -136,6 +145,9 @@ public:
 
   /// Reads by storage (canonical declaration), in site order.
   std::map<const Decl *, std::vector<CapturedRead>> Reads;
+  /// Every captured read of a scalar parameter, one per site (Reads keeps
+  /// the first per capture).
+  std::map<const Decl *, std::vector<CapturedRead>> ParamReads;
   /// Local variables whose address captured work was given (`v.data()`,
   /// `&x`, an array): the graph reads or writes them at every replay.
   std::map<const Decl *, std::vector<CapturedRead>> AddressReads;

@@ -1223,3 +1223,72 @@ struct LifeBoard {
     current = 1 - current;
   }
 };
+
+//===--- A parameter the capture pins and the replay rules out ------------===//
+
+// A decoder captures its step on the first position and replays it for the
+// later ones: every replay rotates with position 0.
+struct Decoder {
+  cudaStream_t stream = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  int state = 0;
+  float *q = nullptr;
+  int *d_pos = nullptr;
+  void rope(int pos, const void *fn) {
+    void *args[] = {&q, &pos};
+    cudaLaunchKernel(fn, dim3(1), dim3(64), args, 0, stream);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'position' takes other values on the calls that replay the graph, which captured it by value only for the value it had then:
+    // CHECK-MESSAGES: :[[@LINE+16]]:10: note: the graph keeps the value 'position' has here during capture
+    // CHECK-MESSAGES: :[[@LINE+10]]:7: note: the graph is replayed here, where 'position' cannot have a value the capture ran with
+  }
+  void ropeOnDevice(const void *fn) {
+    void *args[] = {&q, &d_pos};
+    cudaLaunchKernel(fn, dim3(1), dim3(64), args, 0, stream);
+  }
+  void forward(int position, int layers, const void *fn) {
+    cudaMemcpyAsync(d_pos, &position, sizeof(int), cudaMemcpyHostToDevice,
+                    stream);
+    if (state == 1 && position > 0) {
+      cudaGraphLaunch(exec, stream);
+      return;
+    }
+    if (state == 0 && position == 0)
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    rope(position, fn);
+    ropeOnDevice(fn);
+    // A local computed from the parameter alone is pinned with it.
+    int length = position + 1;
+    void *args[] = {&q, &length};
+    cudaLaunchKernel(fn, dim3(1), dim3(64), args, 0, stream);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'position' takes other values on the calls that replay the graph
+    // CHECK-MESSAGES: :[[@LINE-3]]:26: note: the graph keeps the value 'length' has here during capture
+    // The layer count is not tested on either side: not reported.
+    launchLayers(layers, fn);
+    if (state == 0 && position == 0) {
+      cudaGraph_t graph;
+      cudaStreamEndCapture(stream, &graph);
+      cudaGraphInstantiate(&exec, graph, 0);
+      state = 1;
+    }
+  }
+  void launchLayers(int layers, const void *fn) {
+    void *args[] = {&q, &layers};
+    cudaLaunchKernel(fn, dim3(1), dim3(64), args, 0, stream);
+  }
+};
+
+// Locals the capture declares itself, several in one statement, are
+// intermediates of the graph: not inputs that change.
+void multiDeclared(const void *fn, const float *stdv, cudaStream_t s,
+                   cudaGraphExec_t *exec) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  {
+    float i0 = 1.0f / stdv[0], i1 = 1.0f / stdv[1];
+    void *args[] = {&i0, &i1};
+    cudaLaunchKernel(fn, dim3(1), dim3(1), args, 0, s);
+  }
+  cudaGraph_t g;
+  cudaStreamEndCapture(s, &g);
+  cudaGraphInstantiate(exec, g, 0);
+  cudaGraphLaunch(*exec, s);
+}
