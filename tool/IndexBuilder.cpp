@@ -50,13 +50,26 @@ struct Unit {
 
 std::string hex(uint64_t V) { return llvm::utohexstr(V, /*LowerCase=*/true); }
 
-/// The key of a unit: tool version, options the analysis reads, the command
-/// line and the source's content. Headers are checked through the inputs
-/// the summary lists.
+/// The analyzer that makes the summaries: the content of this executable,
+/// so that a rebuilt or upgraded tool summarizes every unit again.
+const std::string &toolIdentity() {
+  static const std::string Identity = [] {
+    static int Anchor;
+    std::string Exe = llvm::sys::fs::getMainExecutable(
+        "cudagraph-tidy", reinterpret_cast<void *>(&Anchor));
+    return Exe.empty() ? std::string()
+                       : hex(clang::cudagraph::hashFile(Exe));
+  }();
+  return Identity;
+}
+
+/// The key of a unit: tool version and build, options the analysis reads,
+/// the command line and the source's content. Headers are checked through
+/// the inputs the summary lists.
 std::string unitKey(const clang::tooling::CompileCommand &C,
                     const std::string &File,
                     const std::vector<std::string> &Options) {
-  std::string Text = CUDAGRAPH_TIDY_VERSION "\n" +
+  std::string Text = CUDAGRAPH_TIDY_VERSION "\n" + toolIdentity() + "\n" +
                      std::to_string(clang::cudagraph::IndexFormatVersion) +
                      "\n" + C.Directory + "\n";
   for (const std::string &A : C.CommandLine)
