@@ -6,7 +6,6 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Analysis/Analyses/ExprMutationAnalyzer.h"
-#include "llvm/ADT/ScopeExit.h"
 #include <limits>
 #include <optional>
 
@@ -635,19 +634,18 @@ static bool isStable(const Stmt *S) {
 
 /// A structural key of a stable expression: the same variables, members,
 /// constants, operators and const methods give the same key, however the
-/// object is spelled (`flag_`, `this->flag_`).
-/// The aliases of the guardFacts call under way (null: none).
-static const ParamAliases *CurrentAliases = nullptr;
-
+/// object is spelled (`flag_`, `this->flag_`). \p Aliases names a callee's
+/// parameters by the caller's variables.
 static void atomKey(const Expr *E, const ASTContext &Ctx,
                     llvm::FoldingSetNodeID &ID,
-                    const VarDecl *LoopVar = nullptr) {
+                    const VarDecl *LoopVar = nullptr,
+                    const ParamAliases *Aliases = nullptr) {
   E = E->IgnoreParenImpCasts();
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E);
       DRE && !(LoopVar && DRE->getDecl() == LoopVar)) {
     const ValueDecl *D = DRE->getDecl();
-    if (CurrentAliases)
-      if (const ValueDecl *Alias = CurrentAliases->lookup(D))
+    if (Aliases)
+      if (const ValueDecl *Alias = Aliases->lookup(D))
         D = Alias;
     return variableAtom(D, ID);
   }
@@ -656,25 +654,25 @@ static void atomKey(const Expr *E, const ASTContext &Ctx,
     ID.AddString("<loop variable>");
   } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
     ID.AddPointer(ME->getMemberDecl()->getCanonicalDecl());
-    atomKey(ME->getBase(), Ctx, ID, LoopVar);
+    atomKey(ME->getBase(), Ctx, ID, LoopVar, Aliases);
   } else if (isa<CXXThisExpr>(E)) {
     // every `this` of one function is the same object
   } else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
     ID.AddPointer(MC->getMethodDecl()->getCanonicalDecl());
-    atomKey(MC->getImplicitObjectArgument(), Ctx, ID, LoopVar);
+    atomKey(MC->getImplicitObjectArgument(), Ctx, ID, LoopVar, Aliases);
     for (const Expr *Arg : MC->arguments())
-      atomKey(Arg, Ctx, ID, LoopVar);
+      atomKey(Arg, Ctx, ID, LoopVar, Aliases);
   } else if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
     ID.AddInteger(BO->getOpcode());
-    atomKey(BO->getLHS(), Ctx, ID, LoopVar);
-    atomKey(BO->getRHS(), Ctx, ID, LoopVar);
+    atomKey(BO->getLHS(), Ctx, ID, LoopVar, Aliases);
+    atomKey(BO->getRHS(), Ctx, ID, LoopVar, Aliases);
   } else if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
     ID.AddInteger(UO->getOpcode());
-    atomKey(UO->getSubExpr(), Ctx, ID, LoopVar);
+    atomKey(UO->getSubExpr(), Ctx, ID, LoopVar, Aliases);
   } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
     ID.AddInteger(Op->getOperator());
     for (const Expr *Arg : Op->arguments())
-      atomKey(Arg, Ctx, ID, LoopVar);
+      atomKey(Arg, Ctx, ID, LoopVar, Aliases);
   } else {
     E->Profile(ID, Ctx, /*Canonical=*/true);
   }
@@ -745,7 +743,8 @@ static const Expr *isBitTest(const Expr *E, const ASTContext &Ctx) {
 /// The values `E` may have when \p Leaf, a comparison of an integer operand
 /// E with a constant (or E alone), is \p Value: fills Subject and the range.
 static void comparisonRange(const Expr *Leaf, bool Value, const ASTContext &Ctx,
-                            const VarDecl *LoopVar, GuardFact &F) {
+                            const VarDecl *LoopVar, const ParamAliases *Aliases,
+                            GuardFact &F) {
   constexpr int64_t Min = std::numeric_limits<int64_t>::min();
   constexpr int64_t Max = std::numeric_limits<int64_t>::max();
   auto Constant = [&](const Expr *E) -> std::optional<int64_t> {
@@ -790,7 +789,7 @@ static void comparisonRange(const Expr *Leaf, bool Value, const ASTContext &Ctx,
       return;
     F.Mask = static_cast<uint64_t>(*M);
     F.MaskSet = (Op == BO_NE) == Value;
-    atomKey(Bits, Ctx, F.Subject, LoopVar);
+    atomKey(Bits, Ctx, F.Subject, LoopVar, Aliases);
     return;
   }
   QualType T = Operand->getType();
@@ -827,7 +826,7 @@ static void comparisonRange(const Expr *Leaf, bool Value, const ASTContext &Ctx,
   default:
     return;
   }
-  atomKey(Operand, Ctx, F.Subject, LoopVar);
+  atomKey(Operand, Ctx, F.Subject, LoopVar, Aliases);
   F.HasRange = true;
   const Expr *Base = Operand;
   while (const auto *ME = dyn_cast<MemberExpr>(Base))
@@ -965,9 +964,6 @@ bool storedFact(const Expr *Target, const Expr *Stored, const ASTContext &Ctx,
 void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
                 llvm::SmallVectorImpl<GuardFact> &Out, const Stmt *Loop,
                 const ParamAliases *Aliases) {
-  const ParamAliases *Saved = CurrentAliases;
-  CurrentAliases = Aliases;
-  auto Restore = llvm::make_scope_exit([&] { CurrentAliases = Saved; });
   const VarDecl *LoopVar = loopVariable(Loop);
   llvm::SmallVector<ConditionLeaf, 4> Leaves;
   conditionLeaves(Cond, Value, Leaves);
@@ -976,10 +972,10 @@ void guardFacts(const Expr *Cond, bool Value, const ASTContext &Ctx,
     if (Leaf->getType().isNull() || !isStable(Leaf))
       continue;
     GuardFact F;
-    atomKey(Leaf, Ctx, F.Atom, LoopVar);
+    atomKey(Leaf, Ctx, F.Atom, LoopVar, Aliases);
     F.Value = LeafValue;
     F.Loop = Loop;
-    comparisonRange(Leaf, LeafValue, Ctx, LoopVar, F);
+    comparisonRange(Leaf, LeafValue, Ctx, LoopVar, Aliases, F);
     Out.push_back(std::move(F));
     // A local holding a condition stands for it: what `enabled` being true
     // says of `debug` (`int enabled = debug == 0 && ...;`).

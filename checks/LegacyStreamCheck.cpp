@@ -77,6 +77,7 @@ bool LegacyStreamCheck::relocate(CaptureAnalysis &Analysis, const Hazard &H,
       passedLegacyStream(Analysis, H, Site, matchContextOf(Site), Param);
   if (!Origin)
     return false;
+  Relocated[&Site] = Param;
   // The launcher is right for its other callers: the call that gives it
   // the legacy stream is what to change.
   Loc = Analysis.visibleLoc(originLoc(Origin));
@@ -94,8 +95,8 @@ bool LegacyStreamCheck::relocate(CaptureAnalysis &Analysis, const Hazard &H,
 
 void LegacyStreamCheck::notesFor(CaptureAnalysis &Analysis, const Hazard &H,
                                  const CapturedSite &Site) {
-  const DeclRefExpr *Param = nullptr;
-  if (!passedLegacyStream(Analysis, H, Site, matchContextOf(Site), Param))
+  const DeclRefExpr *Param = Relocated.lookup(&Site);
+  if (!Param)
     return;
   diag(Analysis.visibleLoc(Site.Site.Loc),
        "'%0' is %select{launched|called}1 here on '%2'", DiagnosticIDs::Note)
@@ -220,6 +221,7 @@ const IfStmt *LegacyStreamCheck::leftDefaultBy(const FunctionDecl *Owner,
 }
 
 void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
+  Relocated.clear();
   ApiHazardCheck::checkCapture(Analysis);
   const Hazard *H = nullptr;
   for (const Hazard &Candidate : Hazards)

@@ -34,6 +34,9 @@ protected:
                 const CapturedSite &Site) override;
 
 private:
+  /// The stream parameter of each site relocate moved to its caller, for
+  /// the note notesFor adds at the launch.
+  llvm::DenseMap<const CapturedSite *, const DeclRefExpr *> Relocated;
   /// Whether the libtorch current stream is the default stream where
   /// \p Begin (a capture_begin call in \p Owner) runs, on every path.
   bool defaultStreamCurrent(const FunctionDecl *Owner, const Stmt *Begin);
