@@ -40,8 +40,14 @@ static const FunctionDecl *followedFunction(const CallExpr *Call) {
   const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || isa<CXXOperatorCallExpr>(Call))
     return nullptr;
-  if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && !M->isStatic())
-    return nullptr;
+  // A method of the same object (`this->sync()`, `sync()`): the fields it
+  // writes are the caller's.
+  if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && !M->isStatic()) {
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+    const Expr *Obj = MC ? MC->getImplicitObjectArgument() : nullptr;
+    if (!Obj || !isa<CXXThisExpr>(Obj->IgnoreParenImpCasts()))
+      return nullptr;
+  }
   const FunctionDecl *Def = definitionOf(FD);
   if (!Def || !Def->getBody() ||
       Def->getASTContext().getSourceManager().isInSystemHeader(

@@ -60,3 +60,39 @@ void cold(cudaStream_t s, cudaGraph_t *g) {
   // CHECK-MESSAGES: :[[@LINE-1]]:15: note: 'tunedConfig' is called here during capture
   cudaStreamEndCapture(s, g);
 }
+
+// A lazy upload behind a member flag that the object's own method clears:
+// the first call of devicePtr() uploads, later calls do not. A warm-up call
+// before the begin has done it.
+struct Mirror {
+  bool hostAhead = true;
+  cudaStream_t stream = nullptr;
+  float *data = nullptr;
+  void upload() {
+    if (!data)
+      return;
+    cudaStreamSynchronize(stream);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamSynchronize' blocks the host until a stream drains during CUDA graph capture
+    // CHECK-MESSAGES: :[[@LINE+19]]:3: note: CUDA graph capture begins here (global mode)
+    hostAhead = false;
+  }
+  float *devicePtr() {
+    if (hostAhead)
+      upload();
+    return data;
+  }
+};
+void launchOn(float *p, cudaStream_t s);
+// Negative: the warm-up call uploaded.
+void mirrorWarm(Mirror &m, cudaStream_t s, cudaGraph_t *g) {
+  launchOn(m.devicePtr(), s);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  launchOn(m.devicePtr(), s);
+  cudaStreamEndCapture(s, g);
+}
+// Positive: the captured call is the first.
+void mirrorCold(Mirror &m, cudaStream_t s, cudaGraph_t *g) {
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  launchOn(m.devicePtr(), s);
+  cudaStreamEndCapture(s, g);
+}
