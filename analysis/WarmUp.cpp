@@ -36,16 +36,17 @@ static bool isPersistent(const Decl *D) {
 /// A free function (or static method) of the project whose body is
 /// followed for the state it reads and writes: `lookup_cache(key)`,
 /// `store_cache(key, value)`, `registry()`.
-static const FunctionDecl *followedFunction(const CallExpr *Call) {
+static const FunctionDecl *followedFunction(const CallExpr *Call,
+                                            bool SameObject = false) {
   const FunctionDecl *FD = Call ? calleeOf(Call) : nullptr;
   if (!FD || isa<CXXOperatorCallExpr>(Call))
     return nullptr;
-  // A method of the same object (`this->sync()`, `sync()`): the fields it
-  // writes are the caller's.
+  // With \p SameObject, a method of the same object (`this->sync()`,
+  // `sync()`): the fields it writes are the caller's.
   if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && !M->isStatic()) {
     const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
     const Expr *Obj = MC ? MC->getImplicitObjectArgument() : nullptr;
-    if (!Obj || !isa<CXXThisExpr>(Obj->IgnoreParenImpCasts()))
+    if (!SameObject || !Obj || !isa<CXXThisExpr>(Obj->IgnoreParenImpCasts()))
       return nullptr;
   }
   const FunctionDecl *Def = definitionOf(FD);
@@ -122,13 +123,15 @@ static bool denotesAny(const Expr *E,
 
 /// Whether \p S writes one of \p Decls: assigns or increments it, or calls
 /// a non-const method on it directly (insert, emplace, reset, ...; not a
-/// method of an object it points to), here or in a free function it calls
-/// (`store_cache(key, value)`, depth-limited).
+/// method of an object it points to), here, in a free function it calls
+/// (`store_cache(key, value)`) or in a method of the same object
+/// (`upload()` clearing `host_is_ahead_`), depth-limited.
 static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls,
                       unsigned Depth = MaxMethodDepth) {
   if (!S || isa<LambdaExpr>(S))
     return false;
-  if (const FunctionDecl *Def = followedFunction(dyn_cast<CallExpr>(S));
+  if (const FunctionDecl *Def =
+          followedFunction(dyn_cast<CallExpr>(S), /*SameObject=*/true);
       Def && Depth > 0 && writesAny(Def->getBody(), Decls, Depth - 1))
     return true;
   if (const auto *BO = dyn_cast<BinaryOperator>(S);
