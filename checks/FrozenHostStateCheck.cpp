@@ -2159,7 +2159,7 @@ void FrozenHostStateCheck::checkCapture(CaptureAnalysis &Analysis) {
   checkHostComputedCalls(Analysis);
   Summaries.clear();
   collectReads(Analysis);
-  if (Reads.empty() && AddressReads.empty())
+  if (Reads.empty() && AddressReads.empty() && ParamReads.empty())
     return;
   collectGraphs(Analysis);
   std::vector<const FunctionDecl *> Functions;
