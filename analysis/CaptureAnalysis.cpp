@@ -388,6 +388,56 @@ void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,
   }
 }
 
+/// Whether \p E (an argument, without its `&`) designates state that
+/// outlives the call: a global, a static local, a field, or a parameter of
+/// \p Caller that \p CallerOutliving marks.
+static bool outlivingState(const Expr *E, const FunctionDecl *Caller,
+                           uint64_t CallerOutliving) {
+  const Decl *D = storageOf(E);
+  if (const auto *VD = dyn_cast_or_null<VarDecl>(D)) {
+    if (const auto *P = dyn_cast<ParmVarDecl>(VD))
+      return Caller && P->getDeclContext() == Caller &&
+             P->getFunctionScopeIndex() < 64 &&
+             (CallerOutliving >> P->getFunctionScopeIndex() & 1);
+    return VD->hasGlobalStorage();
+  }
+  return D && isa<FieldDecl>(D);
+}
+
+/// Reach::OutlivingParams of \p Def called at \p Site from \p Caller:
+/// `ensure(&g_buf, &g_cap, n)` marks the first two parameters.
+static uint64_t outlivingParams(const FunctionDecl *Def, const CallSite &Site,
+                                const FunctionDecl *Caller,
+                                uint64_t CallerOutliving) {
+  const CallExpr *Call = Site.call();
+  if (!Call || Site.K != CallSite::Kind::Call || Site.Indirect ||
+      isa<CXXOperatorCallExpr>(Call))
+    return 0;
+  uint64_t Mask = 0;
+  for (unsigned I = 0, N = std::min({Def->getNumParams(), Call->getNumArgs(),
+                                     64u});
+       I < N; ++I) {
+    QualType T = Def->getParamDecl(I)->getType();
+    const Expr *Arg = Call->getArg(I)->IgnoreParenImpCasts();
+    bool Outlives = false;
+    if (T->isPointerType() && !T->getPointeeType().isConstQualified()) {
+      if (const auto *UO = dyn_cast<UnaryOperator>(Arg);
+          UO && UO->getOpcode() == UO_AddrOf)
+        Outlives = outlivingState(UO->getSubExpr(), Caller, CallerOutliving);
+      else if (const auto *DRE = dyn_cast<DeclRefExpr>(Arg);
+               DRE && isa<ParmVarDecl>(DRE->getDecl()) &&
+               DRE->getType()->isPointerType())
+        Outlives = outlivingState(Arg, Caller, CallerOutliving);
+    } else if (T->isLValueReferenceType() &&
+               !T.getNonReferenceType().isConstQualified()) {
+      Outlives = outlivingState(Arg, Caller, CallerOutliving);
+    }
+    if (Outlives)
+      Mask |= uint64_t(1) << I;
+  }
+  return Mask;
+}
+
 void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
                             const CaptureContext &C,
                             const FunctionDecl *Invoker, Bindings Args) {
@@ -406,7 +456,14 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
   // A warm-up of a function ran what it calls too: first uses below it are
   // done as well.
   bool Warm = warmedUpBefore(C.Root, Def) || (C.Chain && C.Chain->WarmedUp);
-  auto Key = std::make_tuple(Def, C.Modes, Args.key() + (Warm ? "warm" : ""));
+  uint64_t Outliving = 0;
+  if (Warm)
+    Outliving = outlivingParams(
+        Def, Site, C.Chain ? C.Chain->Function : C.Root ? C.Root->Owner : nullptr,
+        C.Chain ? C.Chain->OutlivingParams : 0);
+  auto Key = std::make_tuple(
+      Def, C.Modes,
+      Args.key() + (Warm ? "warm" + std::to_string(Outliving) : ""));
   if (auto It = Reached.find(Key); It != Reached.end()) {
     if (It->second->Others.size() < MaxOtherCalls)
       It->second->Others.push_back({Site, C.Chain, C.Root, Invoker});
@@ -423,6 +480,7 @@ void CaptureAnalysis::reach(const FunctionDecl *Def, const CallSite &Site,
   R.Invoker = Invoker;
   R.Args = std::move(Args);
   R.WarmedUp = Warm;
+  R.OutlivingParams = Outliving;
   Reached[Key] = &R;
   Worklist.push_back(&R);
 }
@@ -694,7 +752,10 @@ bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
         SM.isBeforeInTranslationUnit(SM.getExpansionLoc(Site.S->getBeginLoc()),
                                      SM.getExpansionLoc(Begin)))
       return true;
-  return false;
+  // Run on the way to the begin: by a function the holder calls first
+  // (`prepare(ctx); capture(ctx);` where prepare sizes the workspace), or
+  // by what every caller of the holder runs before calling it.
+  return ranBefore(Root, Def);
 }
 
 void CaptureAnalysis::reachFrom(const FunctionDecl *Holder,
@@ -830,12 +891,13 @@ CaptureAnalysis::conditionalStmts(const FunctionDecl *FD) {
 }
 
 const llvm::DenseSet<const Stmt *> &
-CaptureAnalysis::firstUseStmts(const FunctionDecl *FD) {
-  std::unique_ptr<llvm::DenseSet<const Stmt *>> &Set = FirstUseCache[FD];
+CaptureAnalysis::firstUseStmts(const FunctionDecl *FD, uint64_t Outliving) {
+  std::unique_ptr<llvm::DenseSet<const Stmt *>> &Set =
+      FirstUseCache[{FD, Outliving}];
   if (!Set) {
     Set = std::make_unique<llvm::DenseSet<const Stmt *>>();
     llvm::SmallVector<const Stmt *, 8> Arms;
-    WarmUp.coldArms(FD, Arms);
+    WarmUp.coldArms(FD, Arms, Outliving);
     for (const Stmt *Arm : Arms)
       ConditionalCollector(*Set).walk(Arm, true);
   }
@@ -1777,7 +1839,8 @@ void CaptureAnalysis::drain() {
           R->Function, true, Facts ? &Facts->Branches : nullptr,
           R->Args.key(), onOtherThread(R->Root));
       addScope({R->Function, R, &Flow, R->Root, R->Modes, Facts,
-                R->WarmedUp ? &firstUseStmts(R->Function) : nullptr});
+                R->WarmedUp ? &firstUseStmts(R->Function, R->OutlivingParams)
+                             : nullptr});
     }
     size_t Before = Reaches.size();
     reachPassedCallables();

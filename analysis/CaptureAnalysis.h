@@ -88,6 +88,11 @@ struct Reach {
   /// call next to the begin, or a callee of a warmed-up function): its
   /// first-use branches are done.
   bool WarmedUp = false;
+  /// Bit I: parameter I (a pointer to, or a non-const reference to, what
+  /// the caller holds) designates state that outlives the call here (a
+  /// global, a static local, a field, or such a parameter of the caller
+  /// passed on): `ensure(&g_buf, &g_cap, n)`. Set on warmed-up reaches only.
+  uint64_t OutlivingParams = 0;
   /// Other calls that reach Function the same way (same modes and
   /// arguments); the walk followed the first only.
   struct Other {
@@ -354,7 +359,10 @@ private:
   const llvm::DenseSet<const Stmt *> &conditionalStmts(const FunctionDecl *FD);
   /// The statements of \p FD's branches that a warm-up of it took (see
   /// WarmUpModel): first uses and cache misses.
-  const llvm::DenseSet<const Stmt *> &firstUseStmts(const FunctionDecl *FD);
+  /// \p Outliving: the parameters whose referents outlive the call
+  /// (Reach::OutlivingParams).
+  const llvm::DenseSet<const Stmt *> &firstUseStmts(const FunctionDecl *FD,
+                                                    uint64_t Outliving);
   /// Every call inside the library code that \p Def (a library function)
   /// reaches, following library callees up to a depth limit.
   llvm::ArrayRef<LibrarySite> librarySites(const FunctionDecl *Def);
@@ -398,7 +406,10 @@ private:
   /// Boxed: scopes keep pointers to these sets while the map grows.
   llvm::DenseMap<const FunctionDecl *,
                  std::unique_ptr<llvm::DenseSet<const Stmt *>>>
-      ConditionalCache, FirstUseCache;
+      ConditionalCache;
+  llvm::DenseMap<std::pair<const FunctionDecl *, uint64_t>,
+                 std::unique_ptr<llvm::DenseSet<const Stmt *>>>
+      FirstUseCache;
   std::vector<CapturedSite> Sites, ThreadSites;
   std::vector<CapturedScope> Scopes;
   std::vector<OpenReturn> OpenReturns;

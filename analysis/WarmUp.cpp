@@ -115,6 +115,11 @@ static void collectReads(const Stmt *S, llvm::DenseSet<const Decl *> &Out,
 
 static bool denotesAny(const Expr *E,
                        const llvm::DenseSet<const Decl *> &Decls) {
+  // What a pointer designates stands for the pointer here: `*cap = n`
+  // writes the state `cap` points at.
+  if (const auto *UO = dyn_cast<UnaryOperator>(E->IgnoreParenImpCasts());
+      UO && UO->getOpcode() == UO_Deref)
+    E = UO->getSubExpr();
   const Decl *D = persistentOf(E, MaxMethodDepth);
   if (!D)
     D = storageOf(E);
@@ -174,9 +179,21 @@ static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls,
   return false;
 }
 
+/// Whether \p D is a parameter of \p FD whose bit is set in \p Outliving.
+static bool outlivingParam(const Decl *D, const FunctionDecl *FD,
+                           uint64_t Outliving) {
+  const auto *P = dyn_cast_or_null<ParmVarDecl>(D);
+  if (!P || !Outliving || P->getDeclContext() != FD)
+    return false;
+  unsigned I = P->getFunctionScopeIndex();
+  return I < 64 && (Outliving >> I & 1);
+}
+
 /// The fields, globals and static locals among the reads of \p If's
-/// condition (with its init and condition variable).
-static llvm::DenseSet<const Decl *> persistentReads(const IfStmt *If) {
+/// condition (with its init and condition variable), and the parameters of
+/// \p FD that \p Outliving says designate such state.
+static llvm::DenseSet<const Decl *>
+persistentReads(const IfStmt *If, const FunctionDecl *FD, uint64_t Outliving) {
   llvm::DenseSet<const Decl *> Reads;
   collectReads(If->getCond(), Reads);
   if (const auto *DS = If->getConditionVariableDeclStmt())
@@ -187,7 +204,7 @@ static llvm::DenseSet<const Decl *> persistentReads(const IfStmt *If) {
   // locals and fields. A parameter or local is fresh on every call.
   llvm::DenseSet<const Decl *> Persistent;
   for (const Decl *D : Reads)
-    if (isPersistent(D))
+    if (isPersistent(D) || outlivingParam(D, FD, Outliving))
       Persistent.insert(D);
   return Persistent;
 }
@@ -492,7 +509,8 @@ static bool mayExit(const Stmt *S) {
 }
 
 void WarmUpModel::coldArms(const FunctionDecl *FD,
-                           llvm::SmallVectorImpl<const Stmt *> &Arms) {
+                           llvm::SmallVectorImpl<const Stmt *> &Arms,
+                           uint64_t OutlivingParams) {
   const auto *M = dyn_cast<CXXMethodDecl>(FD);
   const CXXRecordDecl *Class = M ? M->getParent() : nullptr;
   // Arms found cold so far: a way that acquires only in a nested miss does
@@ -533,7 +551,7 @@ void WarmUpModel::coldArms(const FunctionDecl *FD,
     for (const Stmt *Child : S->children())
       Walk(Child);
     if (const auto *If = dyn_cast<IfStmt>(S)) {
-      llvm::DenseSet<const Decl *> Reads = persistentReads(If);
+      llvm::DenseSet<const Decl *> Reads = persistentReads(If, FD, OutlivingParams);
       bool FirstUse = false;
       // What the condition reads is emptied on the way to it on every
       // call: the warm-up's fill does not last, and its arms run again.
@@ -561,7 +579,7 @@ void WarmUpModel::coldArms(const FunctionDecl *FD,
                                                   Body.end());
           // A memo: `if (auto hit = lookup(key)) return *hit; ...;
           // store(key, value);` fills on the way after what the hit reads.
-          llvm::DenseSet<const Decl *> Reads = persistentReads(If);
+          llvm::DenseSet<const Decl *> Reads = persistentReads(If, FD, OutlivingParams);
           if (!Reads.empty() && llvm::any_of(Rest, [&](const Stmt *R) {
                 return writesAny(R, Reads);
               })) {

@@ -5,7 +5,9 @@
 // up state kept between calls, so the captured pass does not take them:
 //
 //  - first-use branches: an arm that changes what its condition reads
-//    (`if (!ready_) { init(); ready_ = true; }`, a map miss that inserts);
+//    (`if (!ready_) { init(); ready_ = true; }`, a map miss that inserts),
+//    also through a parameter that points at the caller's global or field
+//    (`ensure(&g_buf, &g_cap, n)` growing the buffer when `*cap < n`);
 //  - cache misses: a branch on the contents of the object's own containers
 //    (a free list, a map of blocks), read directly, through a local, or
 //    through a method of the same class, where one way acquires or
@@ -36,9 +38,13 @@ public:
 
   /// The arms of \p FD's body that a warm-up of \p FD has taken and the
   /// captured pass does not: if/else arms, and the statements after an
-  /// `if (hit) return ...;`.
+  /// `if (hit) return ...;`. Bit I of \p OutlivingParams says that
+  /// parameter I points or refers to state that outlives the call (the
+  /// caller's global, static local or field): `if (*cap >= n) return;
+  /// ...; *cap = n;` is a first use of it, as it is of a global.
   void coldArms(const FunctionDecl *FD,
-                llvm::SmallVectorImpl<const Stmt *> &Arms);
+                llvm::SmallVectorImpl<const Stmt *> &Arms,
+                uint64_t OutlivingParams = 0);
 
 private:
   /// Whether \p S calls a cached-resource API, directly or through a

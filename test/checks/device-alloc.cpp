@@ -578,3 +578,72 @@ void warmupThreadLocal(cudaStream_t s, void **scratch) {
   cudaGraph_t g;
   cudaStreamEndCapture(s, &g);
 }
+
+// A grow-on-demand buffer behind out-parameters (a C decoder's workspace):
+// `ensure_buffer(&g_ws, &g_ws_cap, n)` frees and allocates only when the
+// capacity it is handed is short. A preparation step called before the
+// capture function sizes the global for the largest shape, so the captured
+// GEMM's call returns early.
+static void *g_ws = nullptr;
+static size_t g_ws_cap = 0;
+static int ensure_buffer(void **buf, size_t *cap, size_t needed) {
+  if (*cap >= needed)
+    return 1;
+  if (*buf)
+    cudaFree(*buf);
+  *buf = nullptr;
+  *cap = 0;
+  if (cudaMalloc(buf, needed) != cudaSuccess)
+    return 0;
+  *cap = needed;
+  return 1;
+}
+static int ensure_workspace(size_t needed) {
+  if (needed == 0)
+    return 1;
+  return ensure_buffer(&g_ws, &g_ws_cap, needed);
+}
+static size_t workspace_for(int m) { return size_t(m) << 12; }
+static void gemm(cudaStream_t s, int m) {
+  if (ensure_workspace(workspace_for(m)))
+    cudaMemsetAsync(g_ws, 0, workspace_for(m), s);
+}
+static int decoder_prepare() {
+  return ensure_workspace(workspace_for(64));
+}
+static void decoder_capture(cudaStream_t s, cudaGraph_t *g) {
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
+    return;
+  gemm(s, 64);
+  cudaStreamEndCapture(s, g);
+}
+// Negative: the preparation ran before the capture.
+void decoderStep(cudaStream_t s, cudaGraph_t *g) {
+  if (!decoder_prepare())
+    return;
+  decoder_capture(s, g);
+}
+
+// Positive: a helper of the same kind, by reference, handed fresh locals:
+// it allocates on every call, the captured one included.
+static int grow(void *&buf, size_t &cap, size_t needed) {
+  if (cap >= needed)
+    return 1;
+  cudaMalloc(&buf, needed);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaMalloc' allocates or frees device memory during CUDA graph capture
+  cap = needed;
+  return 1;
+}
+static void scratch_gemm(cudaStream_t s, int m) {
+  void *scratch = nullptr;
+  size_t cap = 0;
+  if (grow(scratch, cap, workspace_for(m)))
+    cudaMemsetAsync(scratch, 0, workspace_for(m), s);
+}
+void scratchStep(cudaStream_t s, cudaGraph_t *g) {
+  scratch_gemm(s, 64);
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
+    return;
+  scratch_gemm(s, 64);
+  cudaStreamEndCapture(s, g);
+}
