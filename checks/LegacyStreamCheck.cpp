@@ -220,6 +220,23 @@ const IfStmt *LegacyStreamCheck::leftDefaultBy(const FunctionDecl *Owner,
   return SetLater ? nullptr : Found;
 }
 
+/// Whether \p Stream, a local handle of \p Owner, holds nothing but what
+/// its declaration gives it: no initializer (an indeterminate handle; a
+/// created stream is written through `&s`) or the default stream, and no
+/// assignment, address or non-const reference anywhere in \p Owner.
+static bool neverCreated(const FunctionDecl *Owner, const VarDecl *Stream,
+                         const ASTContext &Ctx, bool PerThread) {
+  if (!Owner || !Owner->getBody() || !Stream->hasLocalStorage() ||
+      isa<ParmVarDecl>(Stream) || !Stream->getType()->isPointerType() ||
+      Stream->getDeclContext() != Owner)
+    return false;
+  if (const Expr *Init = Stream->getInit();
+      Init && !isa<ImplicitValueInitExpr>(Init->IgnoreParenImpCasts()) &&
+      !isLegacyStream(streamValue(Init, Ctx), PerThread))
+    return false;
+  return !mayChange(Owner->getBody(), Stream);
+}
+
 void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
   Relocated.clear();
   ApiHazardCheck::checkCapture(Analysis);
@@ -241,7 +258,7 @@ void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
     StringRef Name = stripCudaApiSuffix(Callee->getName());
     bool OnDefault = false;
     const IfStmt *LeftBy = nullptr;
-    const VarDecl *StreamVar = nullptr;
+    const VarDecl *StreamVar = nullptr, *Unset = nullptr;
     if (Name.starts_with("cudaStreamBeginCapture") ||
         Name.starts_with("cuStreamBeginCapture")) {
       OnDefault = Call->getNumArgs() >= 1 &&
@@ -250,8 +267,14 @@ void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
       if (!OnDefault && Call->getNumArgs() >= 1 && !perThreadDefaultStream())
         if (const auto *DRE = dyn_cast<DeclRefExpr>(
                 Call->getArg(0)->IgnoreParenImpCasts()))
-          if ((StreamVar = dyn_cast<VarDecl>(DRE->getDecl())))
-            OnDefault = (LeftBy = leftDefaultBy(Root.Owner, Call, StreamVar));
+          if ((StreamVar = dyn_cast<VarDecl>(DRE->getDecl()))) {
+            if (neverCreated(Root.Owner, StreamVar, Ctx,
+                             perThreadDefaultStream()))
+              Unset = StreamVar;
+            else
+              LeftBy = leftDefaultBy(Root.Owner, Call, StreamVar);
+            OnDefault = Unset || LeftBy;
+          }
     }
     else if (Name == "capture_begin" && isa<CXXMethodDecl>(Callee))
       OnDefault = !perThreadDefaultStream() &&
@@ -261,10 +284,22 @@ void LegacyStreamCheck::checkCapture(CaptureAnalysis &Analysis) {
     Hazard Shown = *H;
     if (LeftBy)
       Shown.Effect = "may begin capture on the default stream";
+    if (Unset && !Unset->getInit())
+      Shown.Effect = "begins capture on a stream that is never created "
+                     "(an indeterminate handle; zero is the default stream)";
     if (!reportHazard(Analysis, Shown, Root.Loc, Call->getSourceRange(),
                       "'" + displayName(Callee) + "'", Root.Owner, nullptr,
                       &Root))
       continue;
+    if (Unset) {
+      diag(Analysis.visibleLoc(Unset->getLocation()),
+           "'%0' is declared here and no stream is ever created into it or "
+           "assigned to it",
+           DiagnosticIDs::Note)
+          << Unset->getName();
+      noteEagerWork(Analysis, Root, Unset);
+      continue;
+    }
     if (!LeftBy)
       continue;
     diag(Analysis.visibleLoc(LeftBy->getBeginLoc()),

@@ -391,3 +391,46 @@ void passedDown(cudaStream_t s, float *x, int n, CUfunction f, void **args) {
   launchShift<32>(x, n, s);
   cudaStreamEndCapture(s, &graph);
 }
+
+// A stream variable that is never created: the begin reads an indeterminate
+// handle (zero on many runs, the legacy stream); the work meant for the
+// graph runs eagerly.
+void neverCreatedStream(float *d) {
+  cudaStream_t stream;
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamBeginCapture' begins capture on a stream that is never created (an indeterminate handle; zero is the default stream)
+  // CHECK-MESSAGES: :[[@LINE-4]]:16: note: 'stream' is declared here and no stream is ever created into it or assigned to it
+  cudaMemsetAsync(d, 0, 64, stream);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: on that path this work on 'stream' runs eagerly on the legacy stream and is missing from the graph
+  cudaStreamEndCapture(stream, &graph);
+}
+// The same with a zero initializer that nothing replaces.
+void zeroStream(float *d) {
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'cudaStreamBeginCapture' begins capture on the default stream
+  // CHECK-MESSAGES: :[[@LINE-4]]:16: note: 'stream' is declared here and no stream is ever created into it or assigned to it
+  cudaMemsetAsync(d, 0, 64, stream);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: note: on that path this work on 'stream' runs eagerly on the legacy stream and is missing from the graph
+  cudaStreamEndCapture(stream, &graph);
+}
+// Negative: created through its address, or assigned from a pool.
+cudaStream_t poolStream();
+void createdStream(float *d) {
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  cudaMemsetAsync(d, 0, 64, stream);
+  cudaStreamEndCapture(stream, &graph);
+}
+void assignedStream(float *d) {
+  cudaStream_t stream;
+  stream = poolStream();
+  cudaGraph_t graph;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  cudaMemsetAsync(d, 0, 64, stream);
+  cudaStreamEndCapture(stream, &graph);
+}
