@@ -141,16 +141,6 @@ CapturedScope::contextOf(const Stmt *S) const {
   return resolve(*State);
 }
 
-std::optional<CaptureContext>
-CaptureAnalysis::contextOf(const FunctionDecl *FD, const Stmt *S) const {
-  auto It = ScopesByFunction.find(FD);
-  if (It == ScopesByFunction.end())
-    return std::nullopt;
-  for (unsigned I : It->second)
-    if (auto C = Scopes[I].contextOf(S))
-      return C;
-  return std::nullopt;
-}
 
 //===----------------------------------------------------------------------===//
 // Reach
@@ -232,6 +222,27 @@ static ParamAliases parameterAliases(const Reach *Chain) {
     Aliases[Param] = Target ? Target : Var;
   }
   return Aliases;
+}
+
+std::optional<CaptureContext>
+CaptureAnalysis::contextOf(const FunctionDecl *FD, const Stmt *S) const {
+  auto It = ScopesByFunction.find(FD);
+  if (It == ScopesByFunction.end())
+    return std::nullopt;
+  for (unsigned I : It->second) {
+    std::optional<CaptureContext> C = Scopes[I].contextOf(S);
+    // Under a condition the capture never runs with, as addSite judges
+    // calls: a branch of a helper under `if (use_sparse)` where
+    // `use_sparse` requires `!use_graph` and the capture `use_graph`.
+    if (C && C->Root && FD != C->Root->Owner && !C->Root->Guards.empty()) {
+      ParamAliases Aliases = parameterAliases(C->Chain);
+      if (Flows->contradictsGuards(*C->Root, FD, S, &Aliases))
+        continue;
+    }
+    if (C)
+      return C;
+  }
+  return std::nullopt;
 }
 
 void CaptureAnalysis::addSite(const CallSite &Site, const CaptureContext &Ctx,

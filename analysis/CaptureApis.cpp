@@ -909,7 +909,8 @@ static bool onlyCleared(const Stmt *S, const VarDecl *VD,
 }
 
 /// The condition a local holds for the whole function: `int enabled = !off
-/// && debug == 0;` never written again. With \p OnlyTrue, a local that is
+/// && debug == 0;` or a copy of a flag (`int capture = cfg->graphs;`),
+/// never written again. With \p OnlyTrue, a local that is
 /// only cleared after (`do_capture = 0;` when the begin fails): true, it
 /// still says the condition held. Null otherwise.
 static const Expr *heldCondition(const Expr *Leaf, const ASTContext &Ctx,
@@ -923,8 +924,12 @@ static const Expr *heldCondition(const Expr *Leaf, const ASTContext &Ctx,
   const Expr *Init = VD->getInit()->IgnoreParenImpCasts();
   const auto *BO = dyn_cast<BinaryOperator>(Init);
   const auto *UO = dyn_cast<UnaryOperator>(Init);
+  // A copy of a flag (`int capture = cfg->graphs;`) holds it as well.
+  bool Copy = isa<DeclRefExpr, MemberExpr>(Init) &&
+              (Init->getType()->isIntegralOrEnumerationType() ||
+               Init->getType()->isBooleanType());
   if (!(BO && (BO->isLogicalOp() || BO->isComparisonOp())) &&
-      !(UO && UO->getOpcode() == UO_LNot))
+      !(UO && UO->getOpcode() == UO_LNot) && !Copy)
     return nullptr;
   auto [It, Inserted] = guardLocals().try_emplace(VD, LocalInit{&Ctx, nullptr});
   if (Inserted || It->second.Ctx != &Ctx) {
