@@ -223,7 +223,7 @@ static void denseLayer(MoeConfig *cfg, int *d_counts, float *d_out,
     cudaMemcpy(counts, d_counts, sizeof(counts), cudaMemcpyDeviceToHost);
     for (int e = 0; e < 8; ++e)
       if (counts[e] > 0)
-        // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: branch condition depends on a device value
+        // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: branch condition depends on a device value
         // CHECK-MESSAGES: :[[@LINE-4]]:5: note: the host variable is filled from the device here
         cudaMemsetAsync(d_out + e, 0, sizeof(float), s);
   }
