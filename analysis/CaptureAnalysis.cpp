@@ -1745,6 +1745,9 @@ std::vector<OpRegistration> CaptureAnalysis::selectedOps(bool WithDeclared) {
   if (!opRootsEnabled())
     return Selected;
   NamePatterns Narrow(OpRootsSpec);
+  // Only exclusions (`!*_shuffle,!*repack*`): every other op.
+  if (Narrow.empty() && !StringRef(OpRootsSpec).trim().empty())
+    Narrow.add("*");
   for (OpRegistration &Op : findOpRegistrations(Ctx, Code, WithDeclared)) {
     if (!Narrow.empty() && !Narrow.matches(Op.Name) &&
         !Narrow.matches(Code.nameOf(Op.Function)))

@@ -1,5 +1,7 @@
 // RUN: %check_cudagraph_tidy %s cudagraph-host-sync,cudagraph-device-alloc,cudagraph-legacy-stream %t -- -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
 // RUN: %check_cudagraph_tidy --prefix=CHECK-NARROW %s cudagraph-host-sync,cudagraph-device-alloc,cudagraph-legacy-stream %t -- -config="{CheckOptions: {CustomOpRoots: 'myops::fused_*'}}" -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
+// Only exclusions: every op but those; `!*` leaves none, as `false` does.
+// RUN: %check_cudagraph_tidy --prefix=CHECK-OFF %s cudagraph-host-sync,cudagraph-device-alloc,cudagraph-legacy-stream %t -- -config="{CheckOptions: {CustomOpRoots: '!*'}}" -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
 // RUN: %check_cudagraph_tidy --prefix=CHECK-OFF %s cudagraph-host-sync,cudagraph-device-alloc,cudagraph-legacy-stream %t -- -config="{CheckOptions: {CustomOpRoots: false}}" -- -x cuda --cuda-host-only -nocudainc -nocudalib -std=c++17 -isystem %torch_stubs -isystem %cuda_stubs
 
 // Functions registered as PyTorch custom ops or Python bindings run under
