@@ -228,7 +228,8 @@ static bool neverCreated(const FunctionDecl *Owner, const VarDecl *Stream,
                          const ASTContext &Ctx, bool PerThread) {
   if (!Owner || !Owner->getBody() || !Stream->hasLocalStorage() ||
       isa<ParmVarDecl>(Stream) || !Stream->getType()->isPointerType() ||
-      Stream->getDeclContext() != Owner)
+      cast<Decl>(Stream->getDeclContext())->getCanonicalDecl() !=
+          Owner->getCanonicalDecl())
     return false;
   if (const Expr *Init = Stream->getInit();
       Init && !isa<ImplicitValueInitExpr>(Init->IgnoreParenImpCasts()) &&
