@@ -1740,6 +1740,26 @@ void CaptureAnalysis::addSiblingThreadRoots(
   }
 }
 
+/// Whether \p Name (a Python binding's name, `Class.method` or `method`)
+/// is a method of Python's object, iteration or context protocols
+/// (`__init__`, `__next__`, `__enter__`, `__repr__`, ...): code that makes,
+/// feeds or shows an object, which Python runs outside a captured forward
+/// pass (a camera's or loader's `__next__` fills the inputs a replay reads).
+/// `__call__` and the operators are compute and stay roots.
+static bool isProtocolBinding(StringRef Name) {
+  StringRef Method = Name.rsplit('.').second;
+  if (Method.empty())
+    Method = Name;
+  static constexpr StringRef Protocol[] = {
+      "__init__",      "__new__",     "__del__",       "__iter__",
+      "__next__",      "__aiter__",   "__anext__",     "__enter__",
+      "__exit__",      "__aenter__",  "__aexit__",     "__repr__",
+      "__str__",       "__format__",  "__len__",       "__bool__",
+      "__hash__",      "__getstate__", "__setstate__", "__reduce__",
+      "__reduce_ex__", "__copy__",    "__deepcopy__"};
+  return llvm::is_contained(Protocol, Method);
+}
+
 std::vector<OpRegistration> CaptureAnalysis::selectedOps(bool WithDeclared) {
   std::vector<OpRegistration> Selected;
   if (!opRootsEnabled())
@@ -1751,6 +1771,8 @@ std::vector<OpRegistration> CaptureAnalysis::selectedOps(bool WithDeclared) {
   for (OpRegistration &Op : findOpRegistrations(Ctx, Code, WithDeclared)) {
     if (!Narrow.empty() && !Narrow.matches(Op.Name) &&
         !Narrow.matches(Code.nameOf(Op.Function)))
+      continue;
+    if (Op.K == OpRegistration::Kind::Pybind && isProtocolBinding(Op.Name))
       continue;
     // A bound method of an object that captures its own graphs (a decoder
     // class with a `decode_graph()` that begins a capture beside its eager

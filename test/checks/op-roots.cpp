@@ -371,5 +371,27 @@ PYBIND11_MODULE(beamext, m) {
       .def("best", &BeamDecoder::best);
 }
 
+// A frame source's iteration protocol fills the inputs a replay reads;
+// Python runs it outside the captured forward pass: not a root. Its
+// `__call__` is compute and stays one.
+struct FrameSource {
+  at::Tensor frame;
+  at::Tensor next() {
+    cudaDeviceSynchronize();
+    return frame;
+  }
+  at::Tensor call(at::Tensor x) {
+    cudaDeviceSynchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize' blocks the host
+    return x;
+  }
+};
+
+PYBIND11_MODULE(frameext, m) {
+  pybind11::class_<FrameSource>(m, "FrameSource")
+      .def("__next__", &FrameSource::next)
+      .def("__call__", &FrameSource::call);
+}
+
 // CHECK-NARROW-NOT: warning:
 // CHECK-OFF-NOT: warning:
