@@ -406,10 +406,8 @@ static bool outlivingState(const Expr *E, const FunctionDecl *Caller,
                            uint64_t CallerOutliving) {
   const Decl *D = storageOf(E);
   if (const auto *VD = dyn_cast_or_null<VarDecl>(D)) {
-    if (const auto *P = dyn_cast<ParmVarDecl>(VD))
-      return Caller && P->getDeclContext() == Caller &&
-             P->getFunctionScopeIndex() < 64 &&
-             (CallerOutliving >> P->getFunctionScopeIndex() & 1);
+    if (isa<ParmVarDecl>(VD))
+      return isOutlivingParam(VD, Caller, CallerOutliving);
     return VD->hasGlobalStorage();
   }
   return D && isa<FieldDecl>(D);

@@ -267,12 +267,70 @@ struct BlockUses {
   bool HostRead = false; // a host read of its elements, or a check that
                          // it is on the CPU
   bool Other = false;    // anything else: device work, or not known
+  /// The uses being judged are in library code that hands the tensor on
+  /// (a forwarding template's body): only what reaches the unit's own
+  /// functions counts; its bookkeeping (recording inputs) does not.
+  bool InLibrary = false;
   llvm::SmallPtrSet<const ParmVarDecl *, 8> Seen;
+  void other() { Other |= !InLibrary; }
 };
 } // namespace
 
 static void scanParameterUses(const ParmVarDecl *P, unsigned Depth,
                               BlockUses &U);
+
+/// The argument of `std::forward<T>(x)` or `std::move(x)`, which hand \p E
+/// on as it is; null for anything else.
+static const Expr *handedOnArgument(const Expr *E) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(E);
+  if (!Call || Call->getNumArgs() != 1)
+    return nullptr;
+  const FunctionDecl *FD = calleeOf(Call);
+  if (!FD || !FD->isInStdNamespace() || !FD->getIdentifier() ||
+      (FD->getName() != "forward" && FD->getName() != "move"))
+    return nullptr;
+  return Call->getArg(0);
+}
+
+/// Whether \p FD is library code the scan of a tensor's uses does not
+/// enter: the standard library, system headers, ATen, c10 and torch.
+static bool isLibraryFunction(const FunctionDecl *FD) {
+  if (FD->isInStdNamespace() ||
+      FD->getASTContext().getSourceManager().isInSystemHeader(
+          FD->getLocation()))
+    return true;
+  std::string Qualified = FD->getQualifiedNameAsString();
+  StringRef Q(Qualified);
+  return Q.starts_with("at::") || Q.starts_with("c10::") ||
+         Q.starts_with("torch::");
+}
+
+/// Whether parameter \p Index of \p Def (an instantiation) comes from a
+/// forwarding reference of its template (`Args&&... args`): a function
+/// that hands its arguments on, as autograd's Function::apply hands them to
+/// T::forward. Its body shows where they go.
+static bool isForwardingParam(const FunctionDecl *Def, unsigned Index) {
+  const FunctionDecl *Pattern = Def->getTemplateInstantiationPattern();
+  if (!Pattern || Def->isInStdNamespace())
+    return false;
+  const ParmVarDecl *Param = nullptr;
+  for (unsigned I = 0; I < Pattern->getNumParams(); ++I) {
+    const ParmVarDecl *PP = Pattern->getParamDecl(I);
+    if (I == Index || PP->isParameterPack()) {
+      if (I <= Index)
+        Param = PP;
+      break;
+    }
+  }
+  if (!Param)
+    return false;
+  QualType T = Param->getType();
+  if (const auto *Pack = T->getAs<PackExpansionType>())
+    T = Pack->getPattern();
+  const auto *Ref = T->getAs<RValueReferenceType>();
+  return Ref && !Ref->getPointeeType().hasQualifiers() &&
+         Ref->getPointeeType()->getAs<TemplateTypeParmType>();
+}
 
 /// Judges one use of the tensor \p E: the parameter itself, or (\p Element)
 /// a part of it taken with `[i]`, select or index.
@@ -281,6 +339,10 @@ static void judgeTensorUse(const Expr *E, bool Element, const ParentMap &PM,
   const Stmt *P = enclosingExpr(E, PM);
   if (!P || isa<LambdaExpr>(P))
     return; // a lambda's capture of it is no use by itself
+  // `std::forward<T>(t)`: the use is what receives it.
+  if (const Expr *Arg = handedOnArgument(dyn_cast<Expr>(P));
+      Arg && Arg->IgnoreImplicit() == E->IgnoreImplicit())
+    return judgeTensorUse(cast<Expr>(P), Element, PM, Depth, U);
   if (const auto *Sub = dyn_cast<CXXOperatorCallExpr>(P);
       Sub && Sub->getOperator() == OO_Subscript && Sub->getNumArgs() == 2 &&
       Sub->getArg(0)->IgnoreImplicit() == E->IgnoreImplicit())
@@ -291,7 +353,7 @@ static void judgeTensorUse(const Expr *E, bool Element, const ParentMap &PM,
     const auto *Call =
         dyn_cast_or_null<CXXMemberCallExpr>(enclosingExpr(Callee, PM));
     if (!M || !M->getIdentifier() || !Call) {
-      U.Other = true;
+      U.other();
       return;
     }
     StringRef Name = M->getName();
@@ -312,12 +374,14 @@ static void judgeTensorUse(const Expr *E, bool Element, const ParentMap &PM,
       // device or asked is_cuda(), it is device evidence.
       const Expr *Dev = Call;
       const Stmt *Use = enclosingExpr(Dev, PM);
-      U.Other |= Use && mentionsCudaDevice(Use);
+      if (Use && mentionsCudaDevice(Use))
+        U.other();
       if (const auto *Next = dyn_cast_or_null<MemberExpr>(Use))
-        U.Other |= Next->getMemberDecl()->getName() == "is_cuda";
+        if (Next->getMemberDecl()->getName() == "is_cuda")
+          U.other();
       return;
     }
-    U.Other = true;
+    U.other();
     return;
   }
   // Passed to a function of the unit: what that function does with it.
@@ -341,17 +405,14 @@ static void judgeTensorUse(const Expr *E, bool Element, const ParentMap &PM,
   }
   const FunctionDecl *Def = Callee ? Callee->getDefinition() : nullptr;
   if (Element || !Found || !Def || Index >= Def->getNumParams() ||
-      Depth >= 6 || Def->isInStdNamespace() ||
-      Def->getASTContext().getSourceManager().isInSystemHeader(
-          Def->getLocation())) {
-    U.Other = true;
+      Depth >= 6) {
+    U.other();
     return;
   }
-  std::string Qualified = Def->getQualifiedNameAsString();
-  StringRef Q(Qualified);
-  if (Q.starts_with("at::") || Q.starts_with("c10::") ||
-      Q.starts_with("torch::")) {
-    U.Other = true;
+  // Library code is not followed, except a template that hands its
+  // arguments on (`Function<T>::apply(args...)` calling T::forward).
+  if (!isForwardingParam(Def, Index) && isLibraryFunction(Def)) {
+    U.other();
     return;
   }
   scanParameterUses(Def->getParamDecl(Index), Depth + 1, U);
@@ -366,7 +427,7 @@ static void scanParameterUses(const ParmVarDecl *P, unsigned Depth,
   const auto *FD = dyn_cast<FunctionDecl>(P->getDeclContext());
   const Stmt *Body = FD ? FD->getBody() : nullptr;
   if (!Body) {
-    U.Other = true;
+    U.other();
     return;
   }
   if (const auto *Block = dyn_cast<CompoundStmt>(Body))
@@ -378,6 +439,8 @@ static void scanParameterUses(const ParmVarDecl *P, unsigned Depth,
         return;
       }
   ParentMap PM(const_cast<Stmt *>(Body));
+  bool WasInLibrary = U.InLibrary;
+  U.InLibrary = isLibraryFunction(FD);
   auto Walk = [&](const Stmt *S, auto &&Self) -> void {
     if (!S || U.Other)
       return;
@@ -388,6 +451,7 @@ static void scanParameterUses(const ParmVarDecl *P, unsigned Depth,
       Self(Child, Self);
   };
   Walk(Body, Walk);
+  U.InLibrary = WasInLibrary;
 }
 
 /// Whether the tensor parameter \p P, whose callers are not known, is a
@@ -450,6 +514,8 @@ static bool isHostTensor(const Expr *E, unsigned Depth = 0,
   E = unwrap(E);
   if (!E || Depth > 8)
     return false;
+  if (const Expr *Arg = handedOnArgument(E))
+    return isHostTensor(Arg, Depth + 1, Scope);
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
     if (VD && checkedOnCpu(VD, DRE))

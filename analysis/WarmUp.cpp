@@ -179,9 +179,8 @@ static bool writesAny(const Stmt *S, const llvm::DenseSet<const Decl *> &Decls,
   return false;
 }
 
-/// Whether \p D is a parameter of \p FD whose bit is set in \p Outliving.
-static bool outlivingParam(const Decl *D, const FunctionDecl *FD,
-                           uint64_t Outliving) {
+bool isOutlivingParam(const Decl *D, const FunctionDecl *FD,
+                      uint64_t Outliving) {
   const auto *P = dyn_cast_or_null<ParmVarDecl>(D);
   if (!P || !Outliving || P->getDeclContext() != FD)
     return false;
@@ -204,7 +203,7 @@ persistentReads(const IfStmt *If, const FunctionDecl *FD, uint64_t Outliving) {
   // locals and fields. A parameter or local is fresh on every call.
   llvm::DenseSet<const Decl *> Persistent;
   for (const Decl *D : Reads)
-    if (isPersistent(D) || outlivingParam(D, FD, Outliving))
+    if (isPersistent(D) || isOutlivingParam(D, FD, Outliving))
       Persistent.insert(D);
   return Persistent;
 }

@@ -32,6 +32,12 @@
 
 namespace clang::cudagraph {
 
+/// Whether \p D is a parameter of \p FD whose bit is set in \p Outliving
+/// (Reach::OutlivingParams: it points or refers to state that outlives the
+/// call).
+bool isOutlivingParam(const Decl *D, const FunctionDecl *FD,
+                      uint64_t Outliving);
+
 class WarmUpModel {
 public:
   explicit WarmUpModel(CodeClassifier &Code) : Code(Code) {}

@@ -228,6 +228,41 @@ TORCH_LIBRARY_FRAGMENT(md, m) {
   m.impl("first_run", torch::kCUDA, &first_run);
 }
 
+// An autograd function applied by a registered op: Function::apply hands
+// the op's arguments to forward unchanged, so forward's own uses of a
+// tensor decide what it is, as they do for the op's parameters.
+struct CellList : public torch::autograd::Function<CellList> {
+  static torch::autograd::variable_list
+  forward(torch::autograd::AutogradContext *ctx, const at::Tensor &pos,
+          const at::Tensor &box) {
+    TORCH_CHECK(box[0][1].item<float>() == 0 && box[1][0].item<float>() == 0,
+                "a rectangular box");
+    bin_kernel<<<1, 32, 0, at::cuda::getCurrentCUDAStream()>>>(
+        pos.data_ptr<float>(), boxExtent(box), 32);
+    return {pos};
+  }
+};
+struct ScaledCells : public torch::autograd::Function<ScaledCells> {
+  static torch::autograd::variable_list
+  forward(torch::autograd::AutogradContext *ctx, const at::Tensor &pos,
+          const at::Tensor &scale) {
+    float s = scale[0].item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: 'Tensor::item' copies a device value to the host
+    scale_kernel<<<1, 32, 0, at::cuda::getCurrentCUDAStream()>>>(
+        scale.data_ptr<float>(), s, 1);
+    return {pos};
+  }
+};
+
+TORCH_LIBRARY_IMPL(md, AutogradCUDA, m) {
+  m.impl("cell_list", [](const at::Tensor &pos, const at::Tensor &box) {
+    return CellList::apply(pos, box)[0];
+  });
+  m.impl("scaled_cells", [](const at::Tensor &pos, const at::Tensor &scale) {
+    return ScaledCells::apply(pos, scale)[0];
+  });
+}
+
 // A compile-and-cache op: Python runs a model before it captures it, so the
 // first call for a key takes the miss eagerly and the captured pass finds
 // the entry. Work after the cache still runs under capture.
