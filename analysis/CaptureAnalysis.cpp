@@ -718,6 +718,44 @@ static bool capturesAfterWarmUps(const RegionRoot &Root) {
   return Warmed;
 }
 
+bool CaptureAnalysis::beginsWithoutPool(const RegionRoot *Root) {
+  if (!Root)
+    return false;
+  const FunctionDecl *Wrapper = nullptr;
+  const FunctionDecl *BeginFn = nullptr;
+  if (Root->K == RegionRoot::Kind::BeginApi && Root->Call) {
+    if (const auto *Call = dyn_cast<CallExpr>(Root->Call))
+      BeginFn = calleeOf(Call);
+  } else if (Root->K == RegionRoot::Kind::Wrapper && Root->Via) {
+    Wrapper = definitionOf(Root->Via);
+    if (Wrapper)
+      for (const CallSite &Site : Flows->callsIn(Wrapper))
+        if (Site.K == CallSite::Kind::Call && Site.Callee &&
+            Flows->eventOf(Site.Callee) == CaptureEvent::Begin) {
+          BeginFn = Site.Callee;
+          break;
+        }
+  }
+  if (!BeginFn)
+    return false;
+  StringRef Name = stripCudaApiSuffix(Code.nameOf(BeginFn));
+  if (Name != "cudaStreamBeginCapture" && Name != "cuStreamBeginCapture" &&
+      Name != "cudaStreamBeginCaptureToGraph" &&
+      Name != "cuStreamBeginCaptureToGraph")
+    return false;
+  auto RegistersPool = [&](const FunctionDecl *FD) {
+    if (!FD)
+      return false;
+    for (const CallSite &Site : Flows->callsIn(FD))
+      if (Site.Callee && Site.Callee->getIdentifier() &&
+          (Site.Callee->getName().contains("AllocateToPool") ||
+           Site.Callee->getName().contains("StreamToPool")))
+        return true;
+    return false;
+  };
+  return !RegistersPool(Root->Owner) && !RegistersPool(Wrapper);
+}
+
 bool CaptureAnalysis::warmedUpBefore(const RegionRoot *Root,
                                      const FunctionDecl *Def) {
   if (!Root || !Def)

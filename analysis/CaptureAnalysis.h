@@ -229,6 +229,12 @@ public:
   /// on an event nor given to a begin; and it is passed only to CUDA,
   /// library and NCCL APIs (not to functions that could do either).
   bool isIsolatedStream(const Decl *D);
+  /// Whether \p Root is a capture begun with the raw CUDA API
+  /// (cudaStreamBeginCapture, cuStreamBeginCapture, directly or in a begin
+  /// wrapper) while no libtorch memory pool is registered for it: neither
+  /// the function holding the begin nor the wrapper calls
+  /// beginAllocateToPool (or another `*AllocateToPool` registration).
+  bool beginsWithoutPool(const RegionRoot *Root);
   /// Whether \p Call names a stream that is not capturing while the
   /// captures of \p Ctx are open: a stream variable or field of another
   /// name than each capture's (CaptureContext::Streams), all of them made

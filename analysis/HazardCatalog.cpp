@@ -91,6 +91,7 @@ constexpr HazardKind CapturedEvent = HazardKind::CapturedEvent;
 constexpr HazardKind EagerEventRecord = HazardKind::EagerEventRecord;
 constexpr HazardKind FrozenState = HazardKind::FrozenState;
 constexpr HazardKind UpdateFailure = HazardKind::UpdateFailure;
+constexpr HazardKind PoollessAlloc = HazardKind::PoollessAlloc;
 constexpr HazardKind RuntimeOnly = HazardKind::RuntimeOnly;
 constexpr bool None = false;
 constexpr bool ReadsDevice = true;

@@ -51,6 +51,7 @@ enum class HazardKind {
   EagerEventRecord,
   FrozenState,
   UpdateFailure,
+  PoollessAlloc,
   RuntimeOnly
 };
 enum class GpuVerdict {

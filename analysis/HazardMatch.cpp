@@ -1018,6 +1018,74 @@ static bool usesLegacyStream(const Hazard &H, CodeClassifier &Code,
   return legacyStreamOrigin(streamArgument(Call), Ctx, Where) != nullptr;
 }
 
+/// Whether \p Call, a call of \p FD, has libtorch allocate a new CUDA
+/// tensor: a Python callable given a tensor, or a function or tensor method
+/// of at:: or torch:: (an operator included) that returns tensors by value, other than views and aliases,
+/// in-place (`add_`) and `_out` forms, host copies, and factories that name
+/// no device (they allocate host memory).
+static bool allocatesDeviceTensor(const FunctionDecl *FD, const CallExpr *Call,
+                                  const MatchContext &Where) {
+  std::string Qualified = FD->getQualifiedNameAsString();
+  StringRef Q(Qualified);
+  // A Python callable given tensors (`fn(x)`, a module's forward): the
+  // Python side runs libtorch operators, which allocate their results.
+  if (Q.starts_with("pybind11::") &&
+      FD->getOverloadedOperator() == OO_Call)
+    return llvm::any_of(Call->arguments(), [](const Expr *Arg) {
+      return isTensorType(Arg->getType());
+    });
+  if (!(Q.starts_with("at::") || Q.starts_with("torch::")) ||
+      Q.starts_with("at::cuda::") || Q.starts_with("torch::autograd::") ||
+      Q.starts_with("torch::jit::"))
+    return false;
+  QualType Ret = FD->getReturnType();
+  bool Tensors = isTensorType(Ret) && !Ret->isReferenceType();
+  if (const auto *RD = Ret->getAsCXXRecordDecl();
+      !Tensors && RD && RD->isInStdNamespace() && RD->getIdentifier() &&
+      (RD->getName() == "tuple" || RD->getName() == "vector"))
+    if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(RD))
+      Tensors = llvm::any_of(Spec->getTemplateArgs().asArray(),
+                             [](const TemplateArgument &A) {
+                               return A.getKind() == TemplateArgument::Type &&
+                                      isTensorType(A.getAsType());
+                             });
+  if (!Tensors)
+    return false;
+  StringRef Name = FD->getIdentifier() ? FD->getName() : StringRef();
+  if (FD->getIdentifier() &&
+      (Name.ends_with("_") || Name.ends_with("_out") || Name.ends_with("_outf")))
+    return false;
+  static const char *const Aliases[] = {
+      "view",      "view_as",   "reshape",    "reshape_as", "narrow",
+      "select",    "slice",     "t",          "transpose",  "permute",
+      "expand",    "expand_as", "squeeze",    "unsqueeze",  "flatten",
+      "unflatten", "as_strided", "alias",     "detach",     "unbind",
+      "split",     "chunk",     "diagonal",   "real",       "imag",
+      "unfold",    "movedim",   "swapaxes",   "contiguous", "to",
+      "type_as",   "cuda",      "cpu",        "data",       "grad",
+      "variable_data", "tensor_data", "mutable_grad", "toType", "from_blob",
+      "pin_memory", "operator[]", "index",    "operator="};
+  if (FD->getIdentifier() &&
+      llvm::any_of(Aliases, [&](const char *A) { return Name == A; }))
+    return false;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
+      Op && (Op->getOperator() == OO_Subscript || Op->getOperator() == OO_Equal))
+    return false;
+  bool Factory = FD->getIdentifier() &&
+                 (llvm::any_of(TensorFactories,
+                               [&](const char *F) { return Name == F; }) ||
+                  Name.ends_with("_like"));
+  if (Factory) {
+    if (Name.ends_with("_like"))
+      return Call->getNumArgs() > 0 && !isHostTensor(Call->getArg(0));
+    return llvm::any_of(Call->arguments(), [](const Expr *Arg) {
+      return !isa<CXXDefaultArgExpr>(Arg) &&
+             (mentionsCudaDevice(Arg) || optionsOfDeviceTensor(Arg));
+    });
+  }
+  return !readsHostTensor(Call, Where);
+}
+
 static bool usesHazard(const Hazard &H, CodeClassifier &Code,
                        const FunctionDecl *FD, const Stmt *S,
                        const MatchContext &Where) {
@@ -1062,6 +1130,8 @@ static bool usesHazard(const Hazard &H, CodeClassifier &Code,
   case HazardKind::TempStorageRun:
     return Call && H.Names.matches(Code.nameOf(FD)) &&
            !asksTemporaryStorageSize(Call, FD->getASTContext());
+  case HazardKind::PoollessAlloc:
+    return Where.PoollessCapture && Call && allocatesDeviceTensor(FD, Call, Where);
   case HazardKind::DefaultStreamBegin: // judged at the begin, not as work
   case HazardKind::UnregisteredGenerator: // judged by the check (origins)
   case HazardKind::Branch:

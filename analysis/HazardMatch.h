@@ -50,6 +50,9 @@ struct MatchContext {
   /// Whether a stream variable or field is one no capture of the unit
   /// includes (may be empty: none known).
   std::function<bool(const Decl *)> IsolatedStream;
+  /// The capture was begun with the raw CUDA API and no libtorch memory
+  /// pool is registered for it: libtorch allocates from its shared pool.
+  bool PoollessCapture = false;
 };
 
 /// Whether \p Call, a CUB two-phase algorithm, is given no temporary

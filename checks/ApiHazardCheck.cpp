@@ -25,6 +25,7 @@ static bool namedByCatalog(CaptureAnalysis &Analysis, const FunctionDecl *FD) {
 }
 
 void ApiHazardCheck::checkCapture(CaptureAnalysis &Analysis) {
+  ReportedOnce.clear();
   for (const CapturedSite &Site : Analysis.sites())
     checkSite(Analysis, Site, /*OtherThread=*/false);
   for (const CapturedSite &Site : Analysis.threadSites())
@@ -37,8 +38,14 @@ void ApiHazardCheck::checkSite(CaptureAnalysis &Analysis,
   Where.IsolatedStream = [&Analysis](const Decl *D) {
     return Analysis.isIsolatedStream(D);
   };
+  Where.PoollessCapture = !OtherThread && Analysis.beginsWithoutPool(Site.Ctx.Root);
   const Hazard *H = matchHazard(Analysis.code(), Hazards, Site.Site, Where);
   if (!H || Analysis.choosesSafeForm(Site, *H))
+    return;
+  // Every tensor of such a capture comes from the shared pool: the first
+  // allocation says so for all of them.
+  if (H->Kind == HazardKind::PoollessAlloc &&
+      !ReportedOnce.insert(Site.Ctx.Root).second)
     return;
   // The runtime entry's name without a version suffix (`_v2`, `_ptsz`), as
   // the catalog's per-mode lists spell it.

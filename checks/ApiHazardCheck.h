@@ -15,6 +15,7 @@
 #define CUDAGRAPH_TIDY_APIHAZARDCHECK_H
 
 #include "CudaGraphCheck.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace clang::tidy::cudagraph {
 
@@ -56,6 +57,9 @@ private:
   /// runs on another thread while a global-mode capture is open.
   void checkSite(CaptureAnalysis &Analysis, const CapturedSite &Site,
                  bool OtherThread);
+  /// Captures already given a finding of a hazard reported once per
+  /// capture (PoollessAlloc), in this translation unit.
+  llvm::DenseSet<const RegionRoot *> ReportedOnce;
 };
 
 } // namespace clang::tidy::cudagraph

@@ -40,6 +40,10 @@ def names_cell(h):
         return "`operator<<` streaming a tensor"
     if h["kind"] == "PinnedFlag":
         return "`true` passed to a parameter named `%s`" % "` or `".join(h["names"])
+    if h["kind"] == "PoollessAlloc":
+        return ("a libtorch call that allocates a CUDA tensor (not a view, an in-place `_` or an `_out` "
+                "form; a Python callable given a tensor) inside a capture begun with `cudaStreamBeginCapture` or `cuStreamBeginCapture` "
+                "whose function registers no libtorch memory pool (`beginAllocateToPool`); once per capture")
     if h["kind"] == "Branch":
         return "a branch on a device value"
     if h["kind"] == "LegacyStream":

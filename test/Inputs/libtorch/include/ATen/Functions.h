@@ -50,6 +50,9 @@ TORCH_API Tensor zeros_like(const Tensor& self, TensorOptions options = {},
                             std::optional<MemoryFormat> memory_format = std::nullopt);
 TORCH_API Tensor ones_like(const Tensor& self, TensorOptions options = {},
                            std::optional<MemoryFormat> memory_format = std::nullopt);
+TORCH_API Tensor full_like(const Tensor& self, const Scalar& fill_value,
+                           TensorOptions options = {},
+                           std::optional<MemoryFormat> memory_format = std::nullopt);
 TORCH_API Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
 
 // Operators whose output shape or result depends on tensor values.

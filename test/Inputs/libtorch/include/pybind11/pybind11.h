@@ -12,10 +12,27 @@ class module_ {
 };
 using module = module_;
 
-class handle {
+class object;
+namespace detail {
+// Calls into Python: obj(args...) runs the Python callable.
+template <typename Derived>
+class object_api {
+ public:
+  template <typename... Args>
+  object operator()(Args&&... args) const;
+};
+} // namespace detail
+
+class handle : public detail::object_api<handle> {
  public:
   handle() = default;
   handle(const module_&) {}
+};
+
+class object : public handle {
+ public:
+  template <typename T>
+  T cast() const;
 };
 
 namespace detail::initimpl {
